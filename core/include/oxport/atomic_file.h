@@ -1,0 +1,18 @@
+// Atomic file writes: write to a temporary file beside the target, fsync, rename over it.
+// A failure or cancellation leaves any earlier file of that name untouched.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <iosfwd>
+#include <string_view>
+
+#include "oxport/diagnostic.h"
+
+namespace oxport {
+
+Status writeFileAtomically(const std::filesystem::path& target,
+                           const std::function<Status(std::ostream&)>& write);
+Status writeFileAtomically(const std::filesystem::path& target, std::string_view contents);
+
+}  // namespace oxport

@@ -1,0 +1,115 @@
+// Loading a TorchScript file and exporting it. The public face of the core.
+#pragma once
+
+#include <filesystem>
+#include <iosfwd>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "oxport/diagnostic.h"
+#include "oxport/graph_view.h"
+#include "oxport/options.h"
+#include "oxport/progress.h"
+#include "oxport/tensor.h"
+
+namespace oxport {
+
+enum class ModelKind { TracedModule, ScriptedModule, ScriptFunction };
+const char* modelKindName(ModelKind k);
+
+// One argument of forward(), from its TorchScript schema (self excluded).
+struct ArgumentInfo {
+  std::string name;
+  std::string type;            // TorchScript type: "Tensor", "int", "Optional[Tensor]", "List[Tensor]"
+  bool has_default = false;
+  std::string default_value;   // printed default, when has_default
+  bool keyword_only = false;
+};
+
+struct ModelInfo {
+  std::filesystem::path path;
+  ModelKind kind = ModelKind::TracedModule;
+  std::vector<ArgumentInfo> arguments;  // forward's arguments, self excluded
+  std::string return_type;
+  bool training = false;                // the saved module's training flag
+  int64_t parameter_count = 0;          // elements in parameters and buffers
+  int64_t parameter_bytes = 0;
+  std::string schema;                   // "forward(Tensor x, int n=2) -> Tensor"
+  // For each argument typed Tensor, the shape recorded by torch.jit.trace, when the file has one.
+  std::map<std::string, std::vector<int64_t>> traced_shapes;
+};
+
+// Per-phase wall time in milliseconds, op histogram and sizes of a finished export.
+struct ExportStats {
+  std::map<std::string, double> phase_ms;
+  std::map<std::string, int> onnx_op_histogram;
+  std::map<std::string, int> torch_op_histogram;
+  int onnx_nodes = 0;
+  int torch_nodes = 0;
+  int initializers = 0;
+  int64_t initializer_bytes = 0;
+  int64_t file_bytes = 0;
+  bool external_data = false;
+  bool checker_passed = false;
+  bool shape_inference_passed = false;
+};
+
+struct ExportResult {
+  std::filesystem::path output;             // empty when written to a stream
+  std::vector<Diagnostic> diagnostics;      // warnings and notes (errors make the Result fail)
+  ExportStats stats;
+  std::vector<std::string> input_names;     // graph inputs as written
+  std::vector<std::string> output_names;
+  GraphView torch_graph;                    // TorchScript graph after the passes
+  GraphView onnx_graph;                     // the ONNX graph as written
+  std::string verbose_log;                  // the graph printout when options.verbose
+};
+
+// Where to write the model: a file (written atomically) or a stream.
+struct OutputTarget {
+  std::filesystem::path file;
+  std::ostream* stream = nullptr;
+  static OutputTarget toFile(std::filesystem::path p) { OutputTarget t; t.file = std::move(p); return t; }
+  static OutputTarget toStream(std::ostream& s) { OutputTarget t; t.stream = &s; return t; }
+};
+
+class Model {
+ public:
+  struct Impl;
+
+  static Result<Model> load(const std::filesystem::path& path, const ProgressFn& progress = {},
+                            const CancelToken& cancel = {});
+  const ModelInfo& info() const;
+
+  // The TorchScript graph after the passes for these options (the example run included).
+  Result<GraphView> inspect(const ExportOptions& options, const ProgressFn& progress = {},
+                            const CancelToken& cancel = {}) const;
+
+  // Builds the example inputs of `options` and runs the original module on them (libtorch).
+  Result<std::vector<NamedTensor>> runReference(const ExportOptions& options,
+                                                const std::vector<std::vector<int64_t>>& input_shapes = {}) const;
+
+  // Example inputs as the exported graph receives them (flattened tensors, in graph-input order).
+  Result<std::vector<HostTensor>> exampleInputs(const ExportOptions& options,
+                                                const std::vector<std::vector<int64_t>>& input_shapes = {}) const;
+
+  Result<ExportResult> exportOnnx(const ExportOptions& options, const OutputTarget& out,
+                                  const ProgressFn& progress = {}, const CancelToken& cancel = {}) const;
+
+  std::shared_ptr<Impl> impl() const { return impl_; }
+
+ private:
+  explicit Model(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+  std::shared_ptr<Impl> impl_;
+};
+
+// Versions of the libraries the core was built with.
+struct Versions {
+  std::string oxport, libtorch, onnx, protobuf;
+};
+Versions versions();
+
+}  // namespace oxport

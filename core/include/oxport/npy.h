@@ -1,0 +1,14 @@
+// NumPy .npy files: example inputs from the user and tensors exchanged with the runtime.
+#pragma once
+
+#include <filesystem>
+
+#include "oxport/diagnostic.h"
+#include "oxport/tensor.h"
+
+namespace oxport {
+
+Result<HostTensor> readNpy(const std::filesystem::path& file);
+Status writeNpy(const std::filesystem::path& file, const HostTensor& t);
+
+}  // namespace oxport
