@@ -1,1 +1,217 @@
-// placeholder: being written
+// Atomic file writes: a temporary file beside the target (same directory, so same file system),
+// written through a small fd-backed stream buffer (so the OS error of a failed write is kept),
+// fsync'ed, given the target's permissions, then renamed over the target. Until the rename
+// succeeds the target is never opened; on any failure the temporary file is removed.
+#include "oxport/atomic_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <exception>
+#include <fstream>
+#include <ostream>
+#include <streambuf>
+#include <string>
+
+namespace oxport {
+namespace {
+
+namespace fs = std::filesystem;
+
+// std::streambuf over a POSIX file descriptor that remembers the first errno of a failed write.
+class FdBuf : public std::streambuf {
+ public:
+  explicit FdBuf(int fd) : fd_(fd) { setp(buf_, buf_ + sizeof buf_); }
+  int error() const { return errno_; }
+  bool flushAll() { return drain(); }
+
+ protected:
+  int_type overflow(int_type ch) override {
+    if (!drain()) return traits_type::eof();
+    if (!traits_type::eq_int_type(ch, traits_type::eof())) {
+      *pptr() = traits_type::to_char_type(ch);
+      pbump(1);
+    }
+    return traits_type::not_eof(ch);
+  }
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    if (n >= static_cast<std::streamsize>(sizeof buf_)) {
+      if (!drain() || !writeAll(s, static_cast<size_t>(n))) return 0;
+      return n;
+    }
+    return std::streambuf::xsputn(s, n);
+  }
+  int sync() override { return drain() ? 0 : -1; }
+
+ private:
+  bool drain() {
+    const size_t n = static_cast<size_t>(pptr() - pbase());
+    const bool ok = writeAll(pbase(), n);
+    setp(buf_, buf_ + sizeof buf_);
+    return ok;
+  }
+  bool writeAll(const char* p, size_t n) {
+    if (errno_) return false;
+    while (n > 0) {
+      const ssize_t w = ::write(fd_, p, n);
+      if (w < 0) {
+        if (errno == EINTR) continue;
+        errno_ = errno;
+        return false;
+      }
+      p += w;
+      n -= static_cast<size_t>(w);
+    }
+    return true;
+  }
+
+  int fd_;
+  int errno_ = 0;
+  char buf_[1 << 16];
+};
+
+std::string hintFor(int err) {
+  switch (err) {
+    case EACCES:
+    case EPERM:
+      return "check that you may write to that folder, or choose another output path";
+    case EROFS:
+      return "the file system is read-only; choose another output path";
+    case ENOSPC:
+    case EDQUOT:
+      return "free some disk space, or choose another output path";
+    case EFBIG:
+      return "the file is larger than this file system or the process's file-size limit allows";
+    case ENOENT:
+    case ENOTDIR:
+      return "the folder does not exist; create it first or choose another output path";
+    default:
+      return "check the output path and try again";
+  }
+}
+
+Error ioError(const fs::path& target, const std::string& step, int err) {
+  return Error("io.write-failed",
+               "cannot write " + target.string() + ": " + step + ": " + std::strerror(err),
+               hintFor(err));
+}
+
+// The mode a newly created file would get (0666 & ~umask), read without changing the umask.
+mode_t defaultFileMode() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("Umask:", 0) == 0) {
+      try {
+        return static_cast<mode_t>(0666 & ~std::stoul(line.substr(6), nullptr, 8));
+      } catch (...) {
+        break;
+      }
+    }
+  }
+  return 0644;
+}
+
+// Closes the fd and removes the temporary file unless released.
+struct TempFile {
+  std::string path;
+  int fd = -1;
+  bool keep = false;
+  ~TempFile() {
+    if (fd >= 0) ::close(fd);
+    if (!keep && !path.empty()) ::unlink(path.c_str());
+  }
+};
+
+}  // namespace
+
+Status writeFileAtomically(const fs::path& target_in,
+                           const std::function<Status(std::ostream&)>& write) {
+  fs::path target = target_in;
+  std::error_code ec;
+  // Replace the file a symlink points to, not the link.
+  if (fs::is_symlink(target, ec)) {
+    const fs::path resolved = fs::weakly_canonical(target, ec);
+    if (!ec) target = resolved;
+  }
+  if (target.filename().empty())
+    return Error("io.write-failed", "cannot write '" + target_in.string() + "': not a file name",
+                 "give a file path, not a folder");
+  if (fs::is_directory(target, ec))
+    return Error("io.write-failed", "cannot write " + target.string() + ": it is a folder",
+                 "give a file path, not a folder");
+
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  TempFile tmp;
+  {
+    std::string tmpl = (dir / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
+    tmp.fd = ::mkostemp(tmpl.data(), O_CLOEXEC);
+    if (tmp.fd < 0) {
+      const int err = errno;
+      return ioError(target, "cannot create a temporary file in " + dir.string(), err);
+    }
+    tmp.path = tmpl;
+  }
+
+  FdBuf buf(tmp.fd);
+  std::ostream os(&buf);
+  Status written = okStatus();
+  try {
+    written = write(os);
+  } catch (const std::exception& e) {
+    return Error("io.write-failed",
+                 "cannot write " + target.string() + ": the writer failed: " + e.what(),
+                 "the earlier file, if any, is unchanged");
+  } catch (...) {
+    return Error("io.write-failed",
+                 "cannot write " + target.string() + ": the writer failed with an unknown exception",
+                 "the earlier file, if any, is unchanged");
+  }
+  if (!written.ok()) return written.error();
+  if (!buf.flushAll() || buf.error() || !os.good()) {
+    const int err = buf.error() ? buf.error() : EIO;
+    return ioError(target, "writing failed", err);
+  }
+
+  struct stat st {};
+  const mode_t mode = ::stat(target.c_str(), &st) == 0 ? (st.st_mode & 07777) : defaultFileMode();
+  if (::fchmod(tmp.fd, mode) != 0) {
+    const int err = errno;
+    return ioError(target, "cannot set the permissions of the temporary file", err);
+  }
+  if (::fsync(tmp.fd) != 0) {
+    const int err = errno;
+    return ioError(target, "flushing to disk (fsync) failed", err);
+  }
+  const int fd = tmp.fd;
+  tmp.fd = -1;
+  if (::close(fd) != 0) {
+    const int err = errno;
+    return ioError(target, "closing the temporary file failed", err);
+  }
+  if (::rename(tmp.path.c_str(), target.c_str()) != 0) {
+    const int err = errno;
+    return ioError(target, "cannot move the temporary file " + tmp.path + " over it", err);
+  }
+  tmp.keep = true;
+
+  // Make the rename itself durable; a failure here does not undo a completed write.
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+  return okStatus();
+}
+
+Status writeFileAtomically(const fs::path& target, std::string_view contents) {
+  return writeFileAtomically(target, [contents](std::ostream& os) -> Status {
+    os.write(contents.data(), static_cast<std::streamsize>(contents.size()));
+    return okStatus();
+  });
+}
+
+}  // namespace oxport
