@@ -30,7 +30,8 @@ struct Diagnostic {
   std::string option;       // export option (preset key) at fault, when an option is at fault
   std::string hint;         // what the user can do about it
 
-  // "error: message [aten::view at layer1.0 (model.py:12)]\n  hint: ..."
+  // "error[code]: message\n  at aten::view in layer1.0 (model.py:12)\n  option: dynamic_axes\n  hint: ..."
+  // with only the parts that are set.
   std::string toString() const;
 };
 
