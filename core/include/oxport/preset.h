@@ -27,10 +27,28 @@ Result<Preset> loadPreset(const std::filesystem::path& file);
 std::string presetToJson(const Preset& p);
 Status savePreset(const Preset& p, const std::filesystem::path& file);  // atomic write
 
-// Resolves a path from a preset against the preset's folder.
+// Resolves a path from a preset (model, output, npy fills) against the preset's folder. The parser
+// keeps paths as written, so that saving a loaded preset writes them unchanged.
 std::filesystem::path resolvePresetPath(const std::filesystem::path& preset_file, const std::string& p);
 
-// Parses the CLI's compact forms: "1x3x224x224" or "1,3,224,224" shapes; "float32:1x3:randn" arg specs.
+// The CLI's compact tensor spec, e.g. "1x3x224x224", "1,3,224,224", "1x3x224x224:float32:randn",
+// "2x5:int64:arange", "4:zeros:seed=7", "npy=inputs/x.npy".
+//
+//   SPEC  := PART (":" PART)*      parts in any order, each kind at most once; blanks around parts
+//                                  and sizes are ignored
+//   PART  := SHAPE | DTYPE | FILL | "seed=" N | "npy=" PATH
+//   SHAPE := N (("x" | "X" | ",") N)*            sizes are whole numbers, 0 or more
+//   DTYPE := any name parseDType accepts          float32 float double int64 long torch.int32 ...
+//   FILL  := "randn" | "rand" | "zeros" | "ones" | "arange"
+//   "npy=" PATH must be the last part: the rest of the text is the path (it may contain ':').
+//
+// Missing parts take TensorSpec's defaults (float32, randn, seed 0). Without a SHAPE the tensor is
+// 0-d (a scalar), except with npy=, where the file gives shape and dtype. Errors quote the spec
+// and give the column of the bad part.
 Result<TensorSpec> parseTensorSpec(std::string_view text);
+
+// The compact form of a spec ("1x3x224x224:float32:randn"): parseTensorSpec(formatTensorSpec(s)) == s
+// for every spec with sizes >= 0 (and, for npy, a path without surrounding blanks).
+std::string formatTensorSpec(const TensorSpec& spec);
 
 }  // namespace oxport
