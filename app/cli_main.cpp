@@ -1,1 +1,11 @@
-int main() { return 0; }  // placeholder: being written
+// oxport: the command-line main. All logic lives in oxport::runCli (core/src/cli).
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "oxport/cli.h"
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  return oxport::runCli(args, std::cout, std::cerr);
+}

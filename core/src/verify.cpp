@@ -1,1 +1,97 @@
-// placeholder: being written
+// verifyExport: run the written model in ONNX Runtime and compare with libtorch, at the example
+// size and at other sizes of every dynamic axis.
+#include <set>
+
+#include "oxport/model.h"
+#include "oxport/runtime.h"
+
+namespace oxport {
+
+namespace {
+
+// Shapes of the flattened tensor inputs with dynamic axes resized by `f(size)`.
+std::vector<std::vector<int64_t>> resized(const std::vector<std::vector<int64_t>>& base,
+                                          const std::vector<std::map<int64_t, std::string>>& dyn,
+                                          const std::function<int64_t(int64_t)>& f) {
+  auto out = base;
+  for (size_t i = 0; i < out.size() && i < dyn.size(); ++i)
+    for (const auto& [axis, name] : dyn[i])
+      if (axis < static_cast<int64_t>(out[i].size())) out[i][static_cast<size_t>(axis)] = f(out[i][static_cast<size_t>(axis)]);
+  return out;
+}
+
+}  // namespace
+
+Result<VerifyReport> verifyExport(const Model& model, const ExportOptions& options,
+                                  const std::filesystem::path& onnx_file, OnnxRuntime& runtime,
+                                  const VerifyOptions& vopts, const CancelToken& cancel) {
+  VerifyReport report;
+  report.tolerance = vopts.tolerance;
+  OXPORT_ASSIGN(auto base_inputs, model.exampleInputs(options));
+  std::vector<std::vector<int64_t>> base_shapes;
+  for (const auto& t : base_inputs) base_shapes.push_back(t.shape);
+
+  // Which flattened inputs have dynamic axes: by input name (input_names, in order).
+  std::vector<std::map<int64_t, std::string>> dyn(base_inputs.size());
+  bool any_dynamic = false;
+  for (size_t i = 0; i < base_inputs.size() && i < options.input_names.size(); ++i) {
+    auto it = options.dynamic_axes.find(options.input_names[i]);
+    if (it != options.dynamic_axes.end()) {
+      dyn[i] = it->second.axes;
+      any_dynamic = any_dynamic || !it->second.axes.empty();
+    }
+  }
+  std::vector<std::vector<std::vector<int64_t>>> shape_sets{base_shapes};
+  if (!vopts.extra_shapes.empty()) {
+    for (const auto& s : vopts.extra_shapes) shape_sets.push_back(s);
+  } else if (any_dynamic && vopts.extra_sizes) {
+    shape_sets.push_back(resized(base_shapes, dyn, [](int64_t s) { return s + 1; }));
+    shape_sets.push_back(resized(base_shapes, dyn, [](int64_t s) { return s * 2; }));
+  }
+  // The ONNX graph's input names: input_names, then the generated ones are unknown here, so the
+  // runtime matches by position when a name is missing.
+  std::set<std::vector<std::vector<int64_t>>> done;
+  report.passed = true;
+  for (const auto& shapes : shape_sets) {
+    if (!done.insert(shapes).second) continue;
+    if (cancel.cancelled()) return Error("cancelled", "verification was cancelled");
+    VerifyRun run;
+    run.input_shapes = shapes;
+    auto inputs = model.exampleInputs(options, shapes);
+    auto expected = model.runReference(options, shapes);
+    if (!inputs.ok() || !expected.ok()) {
+      run.error = !inputs.ok() ? inputs.error().message() : expected.error().message();
+      run.passed = false;
+      report.passed = false;
+      report.runs.push_back(run);
+      continue;
+    }
+    std::vector<NamedTensor> named;
+    for (size_t i = 0; i < inputs->size(); ++i)
+      named.push_back({i < options.input_names.size() ? options.input_names[i] : std::string(), (*inputs)[i]});
+    auto actual = runtime.run(onnx_file, named);
+    if (!actual.ok()) {
+      run.error = actual.error().message();
+      run.passed = false;
+      report.passed = false;
+      report.runs.push_back(run);
+      continue;
+    }
+    run.passed = true;
+    if (actual->size() != expected->size()) {
+      run.error = "ONNX Runtime returned " + std::to_string(actual->size()) + " outputs, libtorch " +
+                  std::to_string(expected->size());
+      run.passed = false;
+    }
+    for (size_t i = 0; i < expected->size() && i < actual->size(); ++i) {
+      auto cmp = compareTensors((*actual)[i].name, (*expected)[i].tensor, (*actual)[i].tensor, vopts.tolerance);
+      run.passed = run.passed && cmp.passed;
+      run.outputs.push_back(cmp);
+    }
+    report.passed = report.passed && run.passed;
+    report.runs.push_back(run);
+  }
+  return report;
+}
+
+}  // namespace oxport

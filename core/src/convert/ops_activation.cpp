@@ -1,1 +1,168 @@
-// placeholder: being written
+// Activations: relu family, sigmoid/tanh, hardtanh/clamp-like, softmax family.
+#include <cmath>
+
+#include "convert/registry.h"
+#include "convert/util.h"
+
+namespace oxport::convert {
+
+namespace {
+
+ConvertFn unary(const std::string& op) {
+  return [op](Context& ctx, const Node& n) -> Status {
+    OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+    return bindOut(ctx, n, ctx.emit1(op, {x}));
+  };
+}
+
+// Clip with constant bounds: attributes before opset 11, inputs from 11.
+Result<std::string> clip(Context& ctx, const std::string& x, DType dt, std::optional<double> lo, std::optional<double> hi) {
+  if (ctx.opset() < 11) {
+    std::vector<Attribute> attrs;
+    if (lo) attrs.push_back(attrFloat("min", static_cast<float>(*lo)));
+    if (hi) attrs.push_back(attrFloat("max", static_cast<float>(*hi)));
+    return ctx.emit1("Clip", {x}, std::move(attrs));
+  }
+  std::vector<std::string> ins{x, lo ? ctx.constScalar(*lo, dt) : std::string(), hi ? ctx.constScalar(*hi, dt) : std::string()};
+  while (!ins.empty() && ins.back().empty()) ins.pop_back();
+  return ctx.emit1("Clip", ins);
+}
+
+Status convertHardtanh(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(double lo, ctx.constDouble(n.input(1)));
+  OXPORT_ASSIGN(double hi, ctx.constDouble(n.input(2)));
+  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  OXPORT_ASSIGN(std::string y, clip(ctx, x, ctx.dtype(n.input(0)), lo, hi));
+  return bindOut(ctx, n, y);
+}
+
+Status convertRelu6(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  OXPORT_ASSIGN(std::string y, clip(ctx, x, ctx.dtype(n.input(0)), 0.0, 6.0));
+  return bindOut(ctx, n, y);
+}
+
+Status convertLeakyRelu(Context& ctx, const Node& n) {
+  double slope = 0.01;
+  if (n.inputs.size() > 1) { OXPORT_ASSIGN(slope, ctx.constDouble(n.input(1))); }
+  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  return bindOut(ctx, n, ctx.emit1("LeakyRelu", {x}, {attrFloat("alpha", static_cast<float>(slope))}));
+}
+
+// softmax(input, dim, dtype) / log_softmax: opset 13 has a real axis; before, the op
+// flattens at `axis`, so a non-last dim goes through a transpose.
+ConvertFn softmax(const std::string& op) {
+  return [op](Context& ctx, const Node& n) -> Status {
+    OXPORT_ASSIGN(int64_t dim, ctx.constInt(n.input(1)));
+    const int rank = ctx.rank(n.input(0));
+    dim = ctx.normDim(dim, rank);
+    OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+    if (n.inputs.size() > 2 && !ctx.isNone(n.input(2))) x = ctx.cast(x, n.output(0)->meta.dtype);
+    if (rank == 0) return bindOut(ctx, n, ctx.emit1(op, {ctx.unsqueeze(x, {0})}));
+    if (ctx.opset() >= 13 || dim == rank - 1)
+      return bindOut(ctx, n, ctx.emit1(op, {x}, {attrInt("axis", dim)}));
+    std::vector<int64_t> perm;
+    for (int i = 0; i < rank; ++i) perm.push_back(i);
+    std::swap(perm[static_cast<size_t>(dim)], perm.back());
+    std::string t = ctx.emit1("Transpose", {x}, {attrInts("perm", perm)});
+    std::string s = ctx.emit1(op, {t}, {attrInt("axis", rank - 1)});
+    return bindOut(ctx, n, ctx.emit1("Transpose", {s}, {attrInts("perm", perm)}));
+  };
+}
+
+// gelu(self, approximate="none"|"tanh")
+Status convertGelu(Context& ctx, const Node& n) {
+  std::string approx = "none";
+  if (n.inputs.size() > 1 && n.input(1)->constant && n.input(1)->constant->isString()) approx = n.input(1)->constant->str();
+  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  const DType dt = ctx.dtype(n.input(0));
+  if (approx == "tanh") {
+    // 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3)))
+    std::string x3 = ctx.emit1("Mul", {ctx.emit1("Mul", {x, x}), x});
+    std::string inner = ctx.emit1("Add", {x, ctx.emit1("Mul", {x3, ctx.constScalar(0.044715, dt)})});
+    std::string th = ctx.emit1("Tanh", {ctx.emit1("Mul", {inner, ctx.constScalar(std::sqrt(2.0 / M_PI), dt)})});
+    std::string y = ctx.emit1("Mul", {ctx.emit1("Mul", {x, ctx.constScalar(0.5, dt)}),
+                                      ctx.emit1("Add", {th, ctx.constScalar(1.0, dt)})});
+    return bindOut(ctx, n, y);
+  }
+  // 0.5 * x * (1 + erf(x / sqrt(2)))
+  std::string e = ctx.emit1("Erf", {ctx.emit1("Div", {x, ctx.constScalar(std::sqrt(2.0), dt)})});
+  std::string y = ctx.emit1("Mul", {ctx.emit1("Mul", {x, ctx.emit1("Add", {e, ctx.constScalar(1.0, dt)})}),
+                                    ctx.constScalar(0.5, dt)});
+  return bindOut(ctx, n, y);
+}
+
+Status convertSilu(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  return bindOut(ctx, n, ctx.emit1("Mul", {x, ctx.emit1("Sigmoid", {x})}));
+}
+
+Status convertHardsigmoid(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  return bindOut(ctx, n, ctx.emit1("HardSigmoid", {x}, {attrFloat("alpha", 1.0f / 6.0f), attrFloat("beta", 0.5f)}));
+}
+
+Status convertHardswish(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  if (ctx.opset() >= 14) return bindOut(ctx, n, ctx.emit1("HardSwish", {x}));
+  std::string hs = ctx.emit1("HardSigmoid", {x}, {attrFloat("alpha", 1.0f / 6.0f), attrFloat("beta", 0.5f)});
+  return bindOut(ctx, n, ctx.emit1("Mul", {x, hs}));
+}
+
+// elu(self, alpha, scale, input_scale)
+Status convertElu(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(double alpha, ctx.constDouble(n.input(1)));
+  OXPORT_ASSIGN(double scale, ctx.constDouble(n.input(2)));
+  OXPORT_ASSIGN(double input_scale, ctx.constDouble(n.input(3)));
+  if (scale != 1.0 || input_scale != 1.0)
+    return ctx.error("unsupported-form", "elu with scale or input_scale other than 1 has no ONNX form");
+  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  return bindOut(ctx, n, ctx.emit1("Elu", {x}, {attrFloat("alpha", static_cast<float>(alpha))}));
+}
+
+// softplus(self, beta, threshold)
+Status convertSoftplus(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(double beta, ctx.constDouble(n.input(1)));
+  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  const DType dt = ctx.dtype(n.input(0));
+  if (beta == 1.0) return bindOut(ctx, n, ctx.emit1("Softplus", {x}));
+  std::string sp = ctx.emit1("Softplus", {ctx.emit1("Mul", {x, ctx.constScalar(beta, dt)})});
+  return bindOut(ctx, n, ctx.emit1("Div", {sp, ctx.constScalar(beta, dt)}));
+}
+
+Status convertPrelu(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  OXPORT_ASSIGN(std::string w, ctx.tensor(n.input(1)));
+  const int rank = ctx.rank(n.input(0));
+  const auto& wshape = ctx.meta(n.input(1)).shape;
+  if (rank >= 2 && wshape.size() == 1 && wshape[0] > 1) {
+    std::vector<int64_t> axes;
+    for (int i = 1; i < rank - 1; ++i) axes.push_back(i);
+    if (!axes.empty()) w = ctx.unsqueeze(w, axes);
+  }
+  return bindOut(ctx, n, ctx.emit1("PRelu", {x, w}));
+}
+
+}  // namespace
+
+void registerActivationOps(Registry& r) {
+  addAll(r, {"aten::relu", "aten::relu_"}, unary("Relu"));
+  addAll(r, {"aten::sigmoid", "aten::sigmoid_"}, unary("Sigmoid"));
+  addAll(r, {"aten::tanh", "aten::tanh_"}, unary("Tanh"));
+  addAll(r, {"aten::hardtanh", "aten::hardtanh_"}, convertHardtanh);
+  addAll(r, {"aten::relu6", "aten::relu6_"}, convertRelu6);
+  addAll(r, {"aten::leaky_relu", "aten::leaky_relu_"}, convertLeakyRelu);
+  r.add("aten::softmax", softmax("Softmax"));
+  r.add("aten::log_softmax", softmax("LogSoftmax"));
+  r.add("aten::_softmax", softmax("Softmax"));
+  r.add("aten::_log_softmax", softmax("LogSoftmax"));
+  r.add("aten::gelu", convertGelu);
+  addAll(r, {"aten::silu", "aten::silu_"}, convertSilu);
+  addAll(r, {"aten::hardsigmoid", "aten::hardsigmoid_"}, convertHardsigmoid);
+  addAll(r, {"aten::hardswish", "aten::hardswish_"}, convertHardswish);
+  addAll(r, {"aten::elu", "aten::elu_"}, convertElu);
+  r.add("aten::softplus", convertSoftplus);
+  r.add("aten::prelu", convertPrelu);
+}
+
+}  // namespace oxport::convert

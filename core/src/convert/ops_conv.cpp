@@ -1,1 +1,119 @@
-// placeholder: being written
+// Convolutions: aten::_convolution (traced), aten::conv{1,2,3}d, aten::conv_transpose{1,2,3}d.
+#include "convert/registry.h"
+#include "convert/util.h"
+
+namespace oxport::convert {
+
+namespace {
+
+struct ConvArgs {
+  const Value* input;
+  const Value* weight;
+  const Value* bias;
+  std::vector<int64_t> stride, padding, dilation, output_padding;
+  bool transposed = false;
+  int64_t groups = 1;
+  std::string pad_mode;  // "same"/"valid" for the string overloads
+};
+
+Status emitConv(Context& ctx, const Node& n, const ConvArgs& a) {
+  const int wrank = ctx.rank(a.weight);
+  if (wrank < 3) return ctx.error("bad-argument", "convolution weight must have rank 3 or more");
+  const size_t sp = static_cast<size_t>(wrank - 2);
+  std::vector<int64_t> kernel(ctx.meta(a.weight).shape.begin() + 2, ctx.meta(a.weight).shape.end());
+  std::vector<Attribute> attrs{attrInts("kernel_shape", kernel),
+                               attrInts("strides", expandInts(a.stride, sp)),
+                               attrInts("dilations", expandInts(a.dilation, sp)),
+                               attrInt("group", a.groups)};
+  if (a.pad_mode == "same") {
+    // PyTorch's "same" puts the extra padding at the end, like SAME_UPPER (stride is 1).
+    std::vector<int64_t> pads_begin, pads_end;
+    auto dil = expandInts(a.dilation, sp);
+    for (size_t i = 0; i < sp; ++i) {
+      int64_t total = dil[i] * (kernel[i] - 1);
+      pads_begin.push_back(total / 2);
+      pads_end.push_back(total - total / 2);
+    }
+    pads_begin.insert(pads_begin.end(), pads_end.begin(), pads_end.end());
+    attrs.push_back(attrInts("pads", pads_begin));
+  } else if (a.pad_mode == "valid") {
+    attrs.push_back(attrInts("pads", std::vector<int64_t>(2 * sp, 0)));
+  } else {
+    attrs.push_back(attrInts("pads", symmetricPads(expandInts(a.padding, sp))));
+  }
+  if (a.transposed) {
+    auto op = expandInts(a.output_padding, sp);
+    bool any = false;
+    for (auto v : op) any = any || v != 0;
+    if (any) attrs.push_back(attrInts("output_padding", op));
+  }
+  OXPORT_ASSIGN(std::string x, ctx.tensor(a.input));
+  OXPORT_ASSIGN(std::string w, ctx.tensor(a.weight));
+  std::vector<std::string> ins{x, w};
+  if (a.bias && !ctx.isNone(a.bias)) {
+    OXPORT_ASSIGN(std::string b, ctx.tensor(a.bias));
+    ins.push_back(b);
+  }
+  // A batch-less input (C, L...) gets a batch axis and loses it again.
+  const bool unbatched = ctx.rank(a.input) == wrank - 1;
+  if (unbatched) ins[0] = ctx.unsqueeze(x, {0});
+  std::string y = ctx.emit1(a.transposed ? "ConvTranspose" : "Conv", ins, std::move(attrs));
+  if (unbatched) y = ctx.squeeze(y, {0});
+  return bindOut(ctx, n, y);
+}
+
+Status convertUnderscoreConvolution(Context& ctx, const Node& n) {
+  ConvArgs a;
+  a.input = n.input(0);
+  a.weight = n.input(1);
+  a.bias = n.input(2);
+  OXPORT_ASSIGN(a.stride, ctx.constInts(n.input(3)));
+  OXPORT_ASSIGN(a.padding, ctx.constInts(n.input(4)));
+  OXPORT_ASSIGN(a.dilation, ctx.constInts(n.input(5)));
+  OXPORT_ASSIGN(a.transposed, ctx.constBool(n.input(6)));
+  OXPORT_ASSIGN(a.output_padding, ctx.constInts(n.input(7)));
+  OXPORT_ASSIGN(a.groups, ctx.constInt(n.input(8)));
+  return emitConv(ctx, n, a);
+}
+
+// conv{1,2,3}d(input, weight, bias, stride, padding, dilation, groups)
+Status convertConvNd(Context& ctx, const Node& n) {
+  ConvArgs a;
+  a.input = n.input(0);
+  a.weight = n.input(1);
+  a.bias = n.input(2);
+  OXPORT_ASSIGN(a.stride, ctx.constInts(n.input(3)));
+  if (n.input(4)->constant && n.input(4)->constant->isString()) {
+    a.pad_mode = n.input(4)->constant->str();
+  } else {
+    OXPORT_ASSIGN(a.padding, ctx.constInts(n.input(4)));
+  }
+  OXPORT_ASSIGN(a.dilation, ctx.constInts(n.input(5)));
+  OXPORT_ASSIGN(a.groups, ctx.constInt(n.input(6)));
+  return emitConv(ctx, n, a);
+}
+
+// conv_transpose{1,2,3}d(input, weight, bias, stride, padding, output_padding, groups, dilation)
+Status convertConvTransposeNd(Context& ctx, const Node& n) {
+  ConvArgs a;
+  a.input = n.input(0);
+  a.weight = n.input(1);
+  a.bias = n.input(2);
+  a.transposed = true;
+  OXPORT_ASSIGN(a.stride, ctx.constInts(n.input(3)));
+  OXPORT_ASSIGN(a.padding, ctx.constInts(n.input(4)));
+  OXPORT_ASSIGN(a.output_padding, ctx.constInts(n.input(5)));
+  OXPORT_ASSIGN(a.groups, ctx.constInt(n.input(6)));
+  OXPORT_ASSIGN(a.dilation, ctx.constInts(n.input(7)));
+  return emitConv(ctx, n, a);
+}
+
+}  // namespace
+
+void registerConvOps(Registry& r) {
+  addAll(r, {"aten::_convolution", "aten::convolution"}, convertUnderscoreConvolution);
+  addAll(r, {"aten::conv1d", "aten::conv2d", "aten::conv3d"}, convertConvNd);
+  addAll(r, {"aten::conv_transpose1d", "aten::conv_transpose2d", "aten::conv_transpose3d"}, convertConvTransposeNd);
+}
+
+}  // namespace oxport::convert

@@ -1,1 +1,231 @@
-// placeholder: being written
+// Elementwise arithmetic, math functions, comparisons, logic, clamp and where.
+// Type promotion follows the example run: inputs are cast to the dtype PyTorch produced.
+#include "convert/registry.h"
+#include "convert/util.h"
+
+namespace oxport::convert {
+
+namespace {
+
+// add/sub(self, other, alpha=1)
+ConvertFn addSub(const std::string& op, bool reverse = false) {
+  return [op, reverse](Context& ctx, const Node& n) -> Status {
+    OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {0, 1}));
+    if (n.inputs.size() > 2 && !ctx.isNone(n.input(2))) {
+      OXPORT_ASSIGN(double alpha, ctx.constDouble(n.input(2)));
+      if (alpha != 1.0) ins[1] = ctx.emit1("Mul", {ins[1], ctx.constScalar(alpha, n.output(0)->meta.dtype)});
+    }
+    if (reverse) std::swap(ins[0], ins[1]);
+    return bindOut(ctx, n, ctx.emit1(op, ins));
+  };
+}
+
+ConvertFn binary(const std::string& op) {
+  return [op](Context& ctx, const Node& n) -> Status {
+    OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {0, 1}));
+    return bindOut(ctx, n, ctx.emit1(op, ins));
+  };
+}
+
+// div(self, other, rounding_mode=None|"trunc"|"floor")
+Status convertDiv(Context& ctx, const Node& n) {
+  std::string mode;
+  if (n.inputs.size() > 2 && n.input(2)->constant && n.input(2)->constant->isString()) mode = n.input(2)->constant->str();
+  const DType out = n.output(0)->meta.dtype;
+  if (mode.empty() || isFloating(out)) {
+    OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {0, 1}));
+    std::string q = ctx.emit1("Div", ins);
+    if (mode == "trunc") {
+      // trunc(x) = sign(x) * floor(|x|)
+      q = ctx.emit1("Mul", {ctx.emit1("Sign", {q}), ctx.emit1("Floor", {ctx.emit1("Abs", {q})})});
+    } else if (mode == "floor") {
+      q = ctx.emit1("Floor", {q});
+    }
+    return bindOut(ctx, n, q);
+  }
+  // Integer division with rounding: compute in float64, round, cast back.
+  OXPORT_ASSIGN(std::string a, ctx.tensorOfType(n.input(0), DType::Float64));
+  OXPORT_ASSIGN(std::string b, ctx.tensorOfType(n.input(1), DType::Float64));
+  std::string q = ctx.emit1("Div", {a, b});
+  if (mode == "floor") q = ctx.emit1("Floor", {q});
+  else q = ctx.emit1("Mul", {ctx.emit1("Sign", {q}), ctx.emit1("Floor", {ctx.emit1("Abs", {q})})});
+  return bindOut(ctx, n, ctx.cast(q, out));
+}
+
+// Integer true division: PyTorch returns float; inputs were integer.
+Status convertTrueDiv(Context& ctx, const Node& n) {
+  if (n.inputs.size() > 2) return convertDiv(ctx, n);
+  OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {0, 1}));
+  return bindOut(ctx, n, ctx.emit1("Div", ins));
+}
+
+ConvertFn unary(const std::string& op) {
+  return [op](Context& ctx, const Node& n) -> Status {
+    OXPORT_ASSIGN(std::string x, ctx.tensorOfType(n.input(0), n.output(0)->meta.dtype));
+    return bindOut(ctx, n, ctx.emit1(op, {x}));
+  };
+}
+
+Status convertRsqrt(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(std::string x, ctx.tensorOfType(n.input(0), n.output(0)->meta.dtype));
+  return bindOut(ctx, n, ctx.emit1("Reciprocal", {ctx.emit1("Sqrt", {x})}));
+}
+
+// Comparisons: inputs promoted to a common dtype (the tensor's, or float when mixed).
+ConvertFn compare(const std::string& op, bool negate = false) {
+  return [op, negate](Context& ctx, const Node& n) -> Status {
+    const Value* a = n.input(0);
+    const Value* b = n.input(1);
+    DType common = a->isTensor() ? ctx.dtype(a) : (b->isTensor() ? ctx.dtype(b) : DType::Float32);
+    if (a->isTensor() && b->isTensor() && ctx.dtype(a) != ctx.dtype(b)) {
+      bool fa = isFloating(ctx.dtype(a)), fb = isFloating(ctx.dtype(b));
+      if (fa != fb) common = fa ? ctx.dtype(a) : ctx.dtype(b);
+      else common = dtypeSize(ctx.dtype(a)) >= dtypeSize(ctx.dtype(b)) ? ctx.dtype(a) : ctx.dtype(b);
+    } else if (!b->isTensor() && b->constant && b->constant->isDouble() && !isFloating(common)) {
+      common = DType::Float32;
+    }
+    if (common == DType::Bool && (op == "Less" || op == "Greater" || op == "LessOrEqual" || op == "GreaterOrEqual"))
+      common = DType::Int32;
+    OXPORT_ASSIGN(std::string x, ctx.tensorOfType(a, common));
+    OXPORT_ASSIGN(std::string y, ctx.tensorOfType(b, common));
+    std::string r;
+    if ((op == "LessOrEqual" || op == "GreaterOrEqual") && ctx.opset() < 12) {
+      std::string strict = ctx.emit1(op == "LessOrEqual" ? "Greater" : "Less", {x, y});
+      r = ctx.emit1("Not", {strict});
+    } else {
+      r = ctx.emit1(op, {x, y});
+    }
+    if (negate) r = ctx.emit1("Not", {r});
+    return bindOut(ctx, n, r);
+  };
+}
+
+ConvertFn logical(const std::string& op) {
+  return [op](Context& ctx, const Node& n) -> Status {
+    OXPORT_ASSIGN(std::string x, ctx.tensorOfType(n.input(0), DType::Bool));
+    OXPORT_ASSIGN(std::string y, ctx.tensorOfType(n.input(1), DType::Bool));
+    std::string r = ctx.emit1(op, {x, y});
+    if (n.output(0)->meta.dtype != DType::Bool) r = ctx.cast(r, n.output(0)->meta.dtype);
+    return bindOut(ctx, n, r);
+  };
+}
+
+Status convertLogicalNot(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(std::string x, ctx.tensorOfType(n.input(0), DType::Bool));
+  std::string r = ctx.emit1("Not", {x});
+  if (n.output(0)->meta.dtype != DType::Bool) r = ctx.cast(r, n.output(0)->meta.dtype);
+  return bindOut(ctx, n, r);
+}
+
+// clamp(self, min=None, max=None): scalars or tensors.
+Status convertClamp(Context& ctx, const Node& n) {
+  const DType dt = n.output(0)->meta.dtype;
+  OXPORT_ASSIGN(std::string x, ctx.tensorOfType(n.input(0), dt));
+  const Value* lo = n.input(1);
+  const Value* hi = n.inputs.size() > 2 ? n.input(2) : nullptr;
+  const bool lo_none = ctx.isNone(lo), hi_none = !hi || ctx.isNone(hi);
+  const bool static_bounds = (lo_none || lo->constant) && (hi_none || hi->constant);
+  if (static_bounds && ctx.opset() >= 11 && (lo_none || !lo->isTensor()) && (hi_none || !hi->isTensor()) &&
+      (isFloating(dt) || ctx.opset() >= 12)) {
+    std::vector<std::string> ins{x, lo_none ? std::string() : ctx.constScalar(lo->constant->toDouble(), dt),
+                                 hi_none ? std::string() : ctx.constScalar(hi->constant->toDouble(), dt)};
+    while (ins.back().empty()) ins.pop_back();
+    return bindOut(ctx, n, ctx.emit1("Clip", ins));
+  }
+  // General form: Max/Min (work for tensors, integers and every opset).
+  std::string y = x;
+  if (!lo_none) {
+    OXPORT_ASSIGN(std::string l, ctx.tensorOfType(lo, dt));
+    y = ctx.emit1("Max", {y, l});
+  }
+  if (!hi_none) {
+    OXPORT_ASSIGN(std::string h, ctx.tensorOfType(hi, dt));
+    y = ctx.emit1("Min", {y, h});
+  }
+  if (y == x) y = ctx.emit1("Identity", {x});
+  return bindOut(ctx, n, y);
+}
+
+ConvertFn clampOneSide(bool is_min) {
+  return [is_min](Context& ctx, const Node& n) -> Status {
+    const DType dt = n.output(0)->meta.dtype;
+    OXPORT_ASSIGN(std::string x, ctx.tensorOfType(n.input(0), dt));
+    OXPORT_ASSIGN(std::string b, ctx.tensorOfType(n.input(1), dt));
+    return bindOut(ctx, n, ctx.emit1(is_min ? "Max" : "Min", {x, b}));
+  };
+}
+
+// where(condition, self, other)
+Status convertWhere(Context& ctx, const Node& n) {
+  if (n.inputs.size() == 1) return ctx.error("unsupported-form", "where(condition) with one argument (nonzero) is not supported");
+  OXPORT_ASSIGN(std::string c, ctx.tensorOfType(n.input(0), DType::Bool));
+  const DType dt = n.output(0)->meta.dtype;
+  OXPORT_ASSIGN(std::string a, ctx.tensorOfType(n.input(1), dt));
+  OXPORT_ASSIGN(std::string b, ctx.tensorOfType(n.input(2), dt));
+  return bindOut(ctx, n, ctx.emit1("Where", {c, a, b}));
+}
+
+// pow(self, exponent)
+Status convertPow(Context& ctx, const Node& n) {
+  const DType dt = n.output(0)->meta.dtype;
+  OXPORT_ASSIGN(std::string x, ctx.tensorOfType(n.input(0), dt));
+  OXPORT_ASSIGN(std::string e, ctx.tensorOfType(n.input(1), isFloating(dt) ? dt : dt));
+  if (!isFloating(dt)) {
+    // ONNX Pow on integers exists from opset 12; compute in float and cast back otherwise.
+    if (ctx.opset() < 12) {
+      std::string r = ctx.emit1("Pow", {ctx.cast(x, DType::Float64), ctx.cast(e, DType::Float64)});
+      return bindOut(ctx, n, ctx.cast(r, dt));
+    }
+  }
+  return bindOut(ctx, n, ctx.emit1("Pow", {x, e}));
+}
+
+}  // namespace
+
+void registerElementwiseOps(Registry& r) {
+  addAll(r, {"aten::add", "aten::add_"}, addSub("Add"));
+  addAll(r, {"aten::sub", "aten::sub_"}, addSub("Sub"));
+  r.add("aten::rsub", addSub("Sub", true));
+  addAll(r, {"aten::mul", "aten::mul_"}, binary("Mul"));
+  addAll(r, {"aten::div", "aten::div_"}, convertTrueDiv);
+  r.add("aten::true_divide", binary("Div"));
+  addAll(r, {"aten::pow", "aten::pow_"}, convertPow);
+  r.add("aten::maximum", binary("Max"));
+  r.add("aten::minimum", binary("Min"));
+  r.add("aten::neg", unary("Neg"));
+  r.add("aten::abs", unary("Abs"));
+  addAll(r, {"aten::exp", "aten::exp_"}, unary("Exp"));
+  addAll(r, {"aten::log", "aten::log_"}, unary("Log"));
+  addAll(r, {"aten::sqrt", "aten::sqrt_"}, unary("Sqrt"));
+  r.add("aten::rsqrt", convertRsqrt);
+  r.add("aten::reciprocal", unary("Reciprocal"));
+  r.add("aten::floor", unary("Floor"));
+  r.add("aten::ceil", unary("Ceil"));
+  r.add("aten::sin", unary("Sin"));
+  r.add("aten::cos", unary("Cos"));
+  r.add("aten::tan", unary("Tan"));
+  r.add("aten::asin", unary("Asin"));
+  r.add("aten::acos", unary("Acos"));
+  r.add("aten::atan", unary("Atan"));
+  r.add("aten::sinh", unary("Sinh"));
+  r.add("aten::cosh", unary("Cosh"));
+  r.add("aten::erf", unary("Erf"));
+  r.add("aten::sign", unary("Sign"));
+  r.add("aten::round", unary("Round"), 11);
+  r.add("aten::eq", compare("Equal"));
+  r.add("aten::ne", compare("Equal", true));
+  r.add("aten::lt", compare("Less"));
+  r.add("aten::gt", compare("Greater"));
+  r.add("aten::le", compare("LessOrEqual"));
+  r.add("aten::ge", compare("GreaterOrEqual"));
+  r.add("aten::logical_and", logical("And"));
+  r.add("aten::logical_or", logical("Or"));
+  r.add("aten::logical_xor", logical("Xor"));
+  r.add("aten::logical_not", convertLogicalNot);
+  addAll(r, {"aten::clamp", "aten::clamp_", "aten::clip"}, convertClamp);
+  r.add("aten::clamp_min", clampOneSide(true));
+  r.add("aten::clamp_max", clampOneSide(false));
+  r.add("aten::where", convertWhere);
+}
+
+}  // namespace oxport::convert

@@ -1,1 +1,88 @@
-// placeholder: being written
+// Linear algebra: linear, addmm, matmul, mm, bmm, t.
+#include "convert/registry.h"
+#include "convert/util.h"
+
+namespace oxport::convert {
+
+namespace {
+
+// The transposed weight: folded on the host when the weight is a constant and folding is on.
+Result<std::string> transposedWeight(Context& ctx, const Value* w) {
+  if (w->constant && w->constant->isTensor() && w->constant->tensor().shape.size() == 2 &&
+      ctx.settings().constant_folding) {
+    std::string hint = w->param_name.empty() ? "Constant" : "MatMul";
+    return ctx.constant(transpose2D(w->constant->tensor()), hint);
+  }
+  OXPORT_ASSIGN(std::string name, ctx.tensor(w));
+  return ctx.emit1("Transpose", {name}, {attrInts("perm", {1, 0})});
+}
+
+// linear(input, weight, bias=None)
+Status convertLinear(Context& ctx, const Node& n) {
+  const Value* x = n.input(0);
+  const Value* w = n.input(1);
+  const Value* b = n.inputs.size() > 2 ? n.input(2) : nullptr;
+  const bool has_bias = b && !ctx.isNone(b);
+  OXPORT_ASSIGN(std::string xin, ctx.tensor(x));
+  if (ctx.rank(x) == 2 && ctx.rank(w) == 2) {
+    OXPORT_ASSIGN(std::string wn, ctx.tensor(w));
+    std::vector<std::string> ins{xin, wn};
+    if (has_bias) {
+      OXPORT_ASSIGN(std::string bn, ctx.tensor(b));
+      ins.push_back(bn);
+    }
+    return bindOut(ctx, n, ctx.emit1("Gemm", ins, {attrFloat("alpha", 1.0f), attrFloat("beta", 1.0f), attrInt("transB", 1)}));
+  }
+  std::string y;
+  if (ctx.rank(w) == 1) {
+    OXPORT_ASSIGN(std::string wn, ctx.tensor(w));
+    y = ctx.emit1("MatMul", {xin, wn});
+  } else {
+    OXPORT_ASSIGN(std::string wt, transposedWeight(ctx, w));
+    y = ctx.emit1("MatMul", {xin, wt});
+  }
+  if (has_bias) {
+    OXPORT_ASSIGN(std::string bn, ctx.tensor(b));
+    y = ctx.emit1("Add", {y, bn});
+  }
+  return bindOut(ctx, n, y);
+}
+
+// addmm(self, mat1, mat2, beta=1, alpha=1) = beta*self + alpha*(mat1 @ mat2)
+Status convertAddmm(Context& ctx, const Node& n) {
+  double beta = 1.0, alpha = 1.0;
+  if (n.inputs.size() > 3) { OXPORT_ASSIGN(beta, ctx.constDouble(n.input(3))); }
+  if (n.inputs.size() > 4) { OXPORT_ASSIGN(alpha, ctx.constDouble(n.input(4))); }
+  OXPORT_ASSIGN(std::string c, ctx.tensor(n.input(0)));
+  OXPORT_ASSIGN(std::string a, ctx.tensor(n.input(1)));
+  OXPORT_ASSIGN(std::string b, ctx.tensor(n.input(2)));
+  if (!isFloating(ctx.dtype(n.input(1)))) {
+    std::string mm = ctx.emit1("MatMul", {a, b});
+    return bindOut(ctx, n, ctx.emit1("Add", {mm, c}));
+  }
+  return bindOut(ctx, n, ctx.emit1("Gemm", {a, b, c}, {attrFloat("alpha", static_cast<float>(alpha)),
+                                                      attrFloat("beta", static_cast<float>(beta))}));
+}
+
+Status convertMatmul(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(std::string a, ctx.tensor(n.input(0)));
+  OXPORT_ASSIGN(std::string b, ctx.tensor(n.input(1)));
+  return bindOut(ctx, n, ctx.emit1("MatMul", {a, b}));
+}
+
+Status convertT(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  if (ctx.rank(n.input(0)) < 2) return bindOut(ctx, n, ctx.emit1("Identity", {x}));
+  return bindOut(ctx, n, ctx.emit1("Transpose", {x}, {attrInts("perm", {1, 0})}));
+}
+
+}  // namespace
+
+void registerLinearOps(Registry& r) {
+  r.add("aten::linear", convertLinear);
+  r.add("aten::addmm", convertAddmm);
+  addAll(r, {"aten::matmul", "aten::mm", "aten::bmm"}, convertMatmul);
+  addAll(r, {"aten::t", "aten::t_"}, convertT);
+}
+
+}  // namespace oxport::convert

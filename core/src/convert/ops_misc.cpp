@@ -1,1 +1,142 @@
-// placeholder: being written
+// Structural ops (prim:: list/tuple plumbing, number <-> tensor), identities and casts, dropout.
+#include "convert/registry.h"
+#include "convert/util.h"
+
+namespace oxport::convert {
+
+namespace {
+
+// ListConstruct/TupleConstruct/DictConstruct: consumers look through them (Context::listElements).
+Status convertConstruct(Context&, const Node&) { return okStatus(); }
+
+// ListUnpack/TupleUnpack: from a constructed list, a bound list (split), or a 1-D int tensor (size()).
+Status convertUnpack(Context& ctx, const Node& n) {
+  const Value* list = n.input(0);
+  if (auto name = ctx.boundName(list)) {
+    // A 1-D tensor (e.g. size() of a tensor): one Gather per element.
+    for (size_t i = 0; i < n.outputs.size(); ++i)
+      ctx.bind(n.output(i), ctx.emit1("Gather", {*name, ctx.constInt64s({static_cast<int64_t>(i)}, true)},
+                                      {attrInt("axis", 0)}));
+    return okStatus();
+  }
+  if (list->producer && (list->producer->kind == "prim::ListConstruct" || list->producer->kind == "prim::TupleConstruct")) {
+    for (size_t i = 0; i < n.outputs.size(); ++i) {
+      const Value* src = list->producer->inputs.at(i);
+      if (src->type == ts::ValueType::Tensor || src->isConstant() || ctx.isBound(src)) {
+        if (auto b = ctx.boundName(src)) ctx.bind(n.output(i), *b);
+        else if (src->isConstant()) {
+          OXPORT_ASSIGN(std::string s, ctx.tensor(src));
+          ctx.bind(n.output(i), s);
+        }
+      }
+    }
+    return okStatus();
+  }
+  OXPORT_ASSIGN(auto names, ctx.tensorList(list));
+  if (names.size() != n.outputs.size())
+    return ctx.error("internal", "unpacking " + std::to_string(names.size()) + " values into " +
+                                    std::to_string(n.outputs.size()));
+  for (size_t i = 0; i < names.size(); ++i) ctx.bind(n.output(i), names[i]);
+  return okStatus();
+}
+
+// __getitem__(list, index) / prim::TupleIndex(tuple, index)
+Status convertGetItem(Context& ctx, const Node& n) {
+  const Value* list = n.input(0);
+  OXPORT_ASSIGN(int64_t idx, ctx.constInt(n.input(1)));
+  if (auto name = ctx.boundName(list)) {
+    return bindOut(ctx, n, ctx.emit1("Gather", {*name, ctx.constInt64s({idx}, true)}, {attrInt("axis", 0)}));
+  }
+  if (list->producer && (list->producer->kind == "prim::ListConstruct" || list->producer->kind == "prim::TupleConstruct")) {
+    auto& ins = list->producer->inputs;
+    if (idx < 0) idx += static_cast<int64_t>(ins.size());
+    OXPORT_ASSIGN(std::string s, ctx.tensor(ins.at(static_cast<size_t>(idx))));
+    return bindOut(ctx, n, s);
+  }
+  OXPORT_ASSIGN(auto names, ctx.tensorList(list));
+  if (idx < 0) idx += static_cast<int64_t>(names.size());
+  if (idx < 0 || idx >= static_cast<int64_t>(names.size())) return ctx.error("bad-argument", "list index out of range");
+  return bindOut(ctx, n, names[static_cast<size_t>(idx)]);
+}
+
+Status convertIdentity(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  return bindOut(ctx, n, x);
+}
+
+// Number <-> tensor: the ONNX form of a dynamic scalar is a 0-d tensor; only the dtype changes.
+ConvertFn scalarCast(DType to) {
+  return [to](Context& ctx, const Node& n) -> Status {
+    OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+    DType have = n.input(0)->isTensor() ? ctx.dtype(n.input(0))
+                 : n.input(0)->type == ts::ValueType::Float ? DType::Float32
+                 : n.input(0)->type == ts::ValueType::Bool  ? DType::Bool
+                                                            : DType::Int64;
+    if (n.input(0)->isTensor() && ctx.rank(n.input(0)) > 0) x = ctx.reshape(x, {});
+    return bindOut(ctx, n, have == to ? x : ctx.cast(x, to));
+  };
+}
+
+Status convertNumToTensor(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  return bindOut(ctx, n, x);
+}
+
+// to / type_as / float / long ...: a Cast to the dtype the example run produced, or nothing.
+Status convertCastToOutput(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  DType out = n.output(0)->meta.dtype;
+  if (ctx.dtype(n.input(0)) == out) return bindOut(ctx, n, x);
+  return bindOut(ctx, n, ctx.cast(x, out));
+}
+
+// dropout(input, p, train) and its variants.
+Status convertDropout(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  bool train = ctx.trainingForm();
+  if (ctx.settings().training == TrainingMode::Preserve && n.inputs.size() > 2) {
+    if (auto t = ctx.maybeInt(n.input(2))) train = *t != 0;
+  }
+  if (!train) return bindOut(ctx, n, x);
+  if (n.kind != "aten::dropout" && n.kind != "aten::dropout_")
+    return ctx.error("unsupported-form", n.kind + " in training mode has no ONNX form",
+                     "export with training=EVAL, or use nn.Dropout");
+  if (ctx.opset() < 12) return ctx.needsOpset(12, "dropout in training mode (Dropout training_mode)");
+  OXPORT_ASSIGN(double p, ctx.constDouble(n.input(1)));
+  DType dt = ctx.dtype(n.input(0));
+  std::string ratio = ctx.constScalar(p, dt == DType::Float64 ? DType::Float64 : DType::Float32);
+  std::string training_mode = ctx.constScalar(1, DType::Bool);
+  auto outs = ctx.emit("Dropout", {x, ratio, training_mode}, 1);
+  return bindOut(ctx, n, outs[0]);
+}
+
+}  // namespace
+
+void registerStructuralOps(Registry& r) {
+  addAll(r, {"prim::ListConstruct", "prim::TupleConstruct", "prim::DictConstruct"}, convertConstruct);
+  addAll(r, {"prim::ListUnpack", "prim::TupleUnpack"}, convertUnpack);
+  addAll(r, {"aten::__getitem__", "prim::TupleIndex"}, convertGetItem);
+  r.add("prim::NumToTensor", convertNumToTensor);
+  addAll(r, {"aten::Int", "aten::IntImplicit"}, scalarCast(DType::Int64));
+  addAll(r, {"aten::Float", "aten::FloatImplicit"}, scalarCast(DType::Float32));
+  r.add("aten::Bool", scalarCast(DType::Bool));
+  r.add("aten::ScalarImplicit", convertNumToTensor);
+  addAll(r, {"aten::contiguous", "aten::detach", "aten::detach_", "aten::clone", "aten::alias", "aten::lift",
+             "aten::lift_fresh", "aten::_shape_as_tensor_identity", "aten::resolve_conj", "aten::resolve_neg",
+             "prim::data"},
+         convertIdentity);
+  addAll(r, {"aten::to", "aten::type_as", "aten::float", "aten::double", "aten::half", "aten::long", "aten::int",
+             "aten::bool", "aten::short", "aten::char", "aten::byte", "aten::_cast_Float", "aten::_cast_Long",
+             "aten::_cast_Int", "aten::_cast_Bool", "aten::_cast_Double", "aten::_cast_Byte", "aten::_cast_Char",
+             "aten::_cast_Short", "aten::_cast_Half", "aten::_cast_BFloat16", "aten::bfloat16"},
+         convertCastToOutput);
+  addAll(r, {"aten::dropout", "aten::dropout_", "aten::feature_dropout", "aten::feature_dropout_",
+             "aten::alpha_dropout", "aten::alpha_dropout_", "aten::feature_alpha_dropout",
+             "aten::feature_alpha_dropout_"},
+         convertDropout);
+}
+
+void registerTensorOps(Registry& r) {}
+void registerReduceOps(Registry& r) {}
+
+}  // namespace oxport::convert

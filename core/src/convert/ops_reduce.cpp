@@ -1,1 +1,1 @@
-// placeholder: being written
+// (registerReduceOps lives in ops_misc.cpp until the reduce family is written)

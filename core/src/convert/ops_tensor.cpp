@@ -1,1 +1,1 @@
-// placeholder: being written
+// (registerTensorOps lives in ops_misc.cpp until the tensor family is written)

@@ -1,1 +1,142 @@
-// placeholder: being written
+#include "onnx/onnx_ir.h"
+
+#include <sstream>
+#include <unordered_map>
+
+namespace oxport::onnx_ir {
+
+const Attribute* Node::attr(const std::string& n) const {
+  for (const auto& a : attributes)
+    if (a.name == n) return &a;
+  return nullptr;
+}
+
+std::string Attribute::toString() const {
+  std::ostringstream os;
+  std::visit(
+      [&](const auto& v) {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, int64_t> || std::is_same_v<T, float>) {
+          os << v;
+        } else if constexpr (std::is_same_v<T, std::string>) {
+          os << '"' << v << '"';
+        } else if constexpr (std::is_same_v<T, std::vector<int64_t>> || std::is_same_v<T, std::vector<float>>) {
+          os << '[';
+          for (size_t i = 0; i < v.size(); ++i) os << (i ? ", " : "") << v[i];
+          os << ']';
+        } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+          os << '[';
+          for (size_t i = 0; i < v.size(); ++i) os << (i ? ", " : "") << '"' << v[i] << '"';
+          os << ']';
+        } else if constexpr (std::is_same_v<T, HostTensor>) {
+          os << "tensor " << dtypeName(v.dtype) << v.shapeString();
+        } else {
+          os << "graph (" << (v ? v->nodes.size() : 0) << " nodes)";
+        }
+      },
+      value);
+  return os.str();
+}
+
+int64_t irVersionForOpset(int opset) {
+  if (opset <= 8) return 3;
+  if (opset == 9) return 4;
+  if (opset == 10) return 5;
+  if (opset == 11) return 6;
+  if (opset <= 14) return 7;
+  return 8;
+}
+
+static std::string typeText(const ValueInfo& vi) {
+  std::ostringstream os;
+  os << dtypeName(vi.dtype);
+  if (vi.has_shape) {
+    os << '[';
+    for (size_t i = 0; i < vi.shape.size(); ++i) {
+      os << (i ? ", " : "");
+      if (vi.shape[i].value >= 0) os << vi.shape[i].value;
+      else if (!vi.shape[i].param.empty()) os << vi.shape[i].param;
+      else os << '?';
+    }
+    os << ']';
+  }
+  return os.str();
+}
+
+GraphView toGraphView(const Graph& g) {
+  GraphView v;
+  v.title = g.name;
+  std::unordered_map<std::string, int> edge_of;
+  auto edge = [&](const std::string& name) -> int {
+    auto it = edge_of.find(name);
+    if (it != edge_of.end()) return it->second;
+    GraphViewEdge e;
+    e.id = static_cast<int>(v.edges.size());
+    e.name = name;
+    v.edges.push_back(e);
+    edge_of[name] = e.id;
+    return e.id;
+  };
+  for (const auto& in : g.inputs) {
+    int id = edge(in.name);
+    v.edges[id].is_graph_input = true;
+    v.edges[id].type = typeText(in);
+    v.inputs.push_back(id);
+  }
+  for (const auto& init : g.initializers) {
+    int id = edge(init.name);
+    auto& e = v.edges[id];
+    e.is_initializer = true;
+    e.type = std::string(dtypeName(init.tensor.dtype)) + init.tensor.shapeString();
+    std::ostringstream os;
+    os << e.type;
+    int64_t n = init.tensor.numel();
+    if (n > 0 && static_cast<size_t>(n) * dtypeSize(init.tensor.dtype) == init.tensor.nbytes) {
+      double lo = init.tensor.at(0), hi = lo;
+      for (int64_t i = 1; i < n; ++i) {
+        double x = init.tensor.at(i);
+        lo = std::min(lo, x);
+        hi = std::max(hi, x);
+      }
+      os << " min " << lo << " max " << hi;
+    }
+    e.summary = os.str();
+  }
+  for (const auto& vi : g.value_info) v.edges[edge(vi.name)].type = typeText(vi);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const auto& n = g.nodes[i];
+    GraphViewNode gn;
+    gn.id = static_cast<int>(i);
+    gn.name = n.name;
+    gn.op = n.op_type;
+    gn.domain = n.domain;
+    gn.module_path = n.module_path;
+    gn.location = n.location;
+    gn.origins = n.origins;
+    for (const auto& a : n.attributes) gn.attributes.emplace_back(a.name, a.toString());
+    for (const auto& in : n.inputs) {
+      if (in.empty()) {
+        gn.inputs.push_back(-1);
+        continue;
+      }
+      int id = edge(in);
+      v.edges[id].consumers.push_back(gn.id);
+      gn.inputs.push_back(id);
+    }
+    for (const auto& out : n.outputs) {
+      int id = edge(out);
+      v.edges[id].producer = gn.id;
+      gn.outputs.push_back(id);
+    }
+    v.nodes.push_back(std::move(gn));
+  }
+  for (const auto& out : g.outputs) {
+    int id = edge(out.name);
+    v.edges[id].is_graph_output = true;
+    v.edges[id].type = typeText(out);
+    v.outputs.push_back(id);
+  }
+  return v;
+}
+
+}  // namespace oxport::onnx_ir

@@ -1,1 +1,217 @@
-// placeholder: being written
+#include "onnx/passes.h"
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace oxport::onnx_ir {
+
+const std::vector<PassInfo>& passCatalog() {
+  static const std::vector<PassInfo> passes = {
+      {"fold-batchnorm", "fold inference BatchNormalization into the preceding Conv (EVAL only)"},
+      {"eliminate-identity", "remove Identity nodes that do not produce a graph output"},
+      {"dead-code", "remove nodes whose outputs nothing uses"},
+      {"dedup-initializers", "keep identical initializers once"},
+      {"unused-initializers", "remove initializers nothing uses"},
+  };
+  return passes;
+}
+
+static std::unordered_map<std::string, int> useCounts(const Graph& g) {
+  std::unordered_map<std::string, int> uses;
+  for (const auto& n : g.nodes)
+    for (const auto& i : n.inputs)
+      if (!i.empty()) ++uses[i];
+  for (const auto& o : g.outputs) ++uses[o.name];
+  return uses;
+}
+
+int eliminateDeadNodes(Graph& g) {
+  std::unordered_set<std::string> live;
+  for (const auto& o : g.outputs) live.insert(o.name);
+  std::vector<bool> keep(g.nodes.size(), false);
+  for (size_t k = g.nodes.size(); k-- > 0;) {
+    const auto& n = g.nodes[k];
+    bool used = false;
+    for (const auto& o : n.outputs) used = used || live.count(o);
+    if (!used) continue;
+    keep[k] = true;
+    for (const auto& i : n.inputs)
+      if (!i.empty()) live.insert(i);
+  }
+  std::vector<Node> kept;
+  int removed = 0;
+  for (size_t k = 0; k < g.nodes.size(); ++k) {
+    if (keep[k]) kept.push_back(std::move(g.nodes[k]));
+    else ++removed;
+  }
+  g.nodes = std::move(kept);
+  return removed;
+}
+
+int removeUnusedInitializers(Graph& g) {
+  auto uses = useCounts(g);
+  std::unordered_set<std::string> inputs;
+  for (const auto& in : g.inputs) inputs.insert(in.name);
+  std::vector<Initializer> kept;
+  int removed = 0;
+  for (auto& init : g.initializers) {
+    if (uses.count(init.name)) kept.push_back(std::move(init));
+    else ++removed;
+  }
+  g.initializers = std::move(kept);
+  // Graph inputs that only listed a removed initializer go too.
+  std::unordered_set<std::string> init_names;
+  for (const auto& i : g.initializers) init_names.insert(i.name);
+  return removed;
+}
+
+void renameTensor(Graph& g, const std::string& from, const std::string& to) {
+  for (auto& n : g.nodes) {
+    for (auto& i : n.inputs)
+      if (i == from) i = to;
+    for (auto& o : n.outputs)
+      if (o == from) o = to;
+  }
+  for (auto& vi : g.inputs)
+    if (vi.name == from) vi.name = to;
+  for (auto& vi : g.outputs)
+    if (vi.name == from) vi.name = to;
+  for (auto& vi : g.value_info)
+    if (vi.name == from) vi.name = to;
+  for (auto& init : g.initializers)
+    if (init.name == from) init.name = to;
+}
+
+int deduplicateInitializers(Graph& g) {
+  std::unordered_map<size_t, std::vector<size_t>> by_hash;
+  std::unordered_map<std::string, std::string> replace;
+  std::vector<Initializer> kept;
+  for (auto& init : g.initializers) {
+    std::string_view bytes(static_cast<const char*>(init.tensor.data), init.tensor.nbytes);
+    size_t h = std::hash<std::string_view>{}(bytes) ^ (static_cast<size_t>(init.tensor.dtype) << 1);
+    bool dup = false;
+    for (size_t idx : by_hash[h]) {
+      if (kept[idx].tensor.sameContent(init.tensor)) {
+        replace[init.name] = kept[idx].name;
+        dup = true;
+        break;
+      }
+    }
+    if (dup) continue;
+    by_hash[h].push_back(kept.size());
+    kept.push_back(std::move(init));
+  }
+  if (replace.empty()) {
+    g.initializers = std::move(kept);
+    return 0;
+  }
+  g.initializers = std::move(kept);
+  for (auto& n : g.nodes)
+    for (auto& i : n.inputs) {
+      auto it = replace.find(i);
+      if (it != replace.end()) i = it->second;
+    }
+  for (auto& o : g.outputs) {
+    auto it = replace.find(o.name);
+    if (it != replace.end()) o.name = it->second;
+  }
+  return static_cast<int>(replace.size());
+}
+
+int eliminateIdentities(Graph& g) {
+  std::unordered_set<std::string> outputs;
+  for (const auto& o : g.outputs) outputs.insert(o.name);
+  std::unordered_map<std::string, std::string> replace;
+  std::vector<Node> kept;
+  int removed = 0;
+  for (auto& n : g.nodes) {
+    if (n.op_type == "Identity" && n.domain.empty() && !outputs.count(n.outputs[0])) {
+      std::string src = n.inputs[0];
+      auto it = replace.find(src);
+      replace[n.outputs[0]] = it != replace.end() ? it->second : src;
+      ++removed;
+      continue;
+    }
+    for (auto& i : n.inputs) {
+      auto it = replace.find(i);
+      if (it != replace.end()) i = it->second;
+    }
+    kept.push_back(std::move(n));
+  }
+  g.nodes = std::move(kept);
+  return removed;
+}
+
+static const Initializer* findInit(const Graph& g, const std::string& name) {
+  for (const auto& i : g.initializers)
+    if (i.name == name) return &i;
+  return nullptr;
+}
+
+int foldBatchNormIntoConv(Graph& g) {
+  auto uses = useCounts(g);
+  std::unordered_map<std::string, size_t> producer;
+  for (size_t k = 0; k < g.nodes.size(); ++k)
+    for (const auto& o : g.nodes[k].outputs) producer[o] = k;
+  std::unordered_set<size_t> drop;
+  int folded = 0;
+  for (size_t k = 0; k < g.nodes.size(); ++k) {
+    Node& bn = g.nodes[k];
+    if (bn.op_type != "BatchNormalization" || !bn.domain.empty() || bn.outputs.size() != 1) continue;
+    if (const Attribute* tm = bn.attr("training_mode"); tm && std::get<int64_t>(tm->value) != 0) continue;
+    auto pit = producer.find(bn.inputs[0]);
+    if (pit == producer.end()) continue;
+    Node& conv = g.nodes[pit->second];
+    if (conv.op_type != "Conv" || !conv.domain.empty() || uses[conv.outputs[0]] != 1) continue;
+    const Initializer* w = findInit(g, conv.inputs[1]);
+    const Initializer* b = conv.inputs.size() > 2 && !conv.inputs[2].empty() ? findInit(g, conv.inputs[2]) : nullptr;
+    if (!w || (conv.inputs.size() > 2 && !conv.inputs[2].empty() && !b)) continue;
+    const Initializer* scale = findInit(g, bn.inputs[1]);
+    const Initializer* shift = findInit(g, bn.inputs[2]);
+    const Initializer* mean = findInit(g, bn.inputs[3]);
+    const Initializer* var = findInit(g, bn.inputs[4]);
+    if (!scale || !shift || !mean || !var) continue;
+    if (w->tensor.dtype != DType::Float32) continue;
+    for (const auto* t : {scale, shift, mean, var})
+      if (t->tensor.dtype != DType::Float32) w = nullptr;
+    if (!w) continue;
+    float eps = 1e-5f;
+    if (const Attribute* e = bn.attr("epsilon")) eps = std::get<float>(e->value);
+    const int64_t cout = w->tensor.shape.at(0);
+    if (scale->tensor.numel() != cout) continue;
+    const int64_t per = w->tensor.numel() / cout;
+    std::vector<float> nw(static_cast<size_t>(w->tensor.numel()));
+    std::vector<float> nb(static_cast<size_t>(cout));
+    const float* wd = w->tensor.as<float>();
+    for (int64_t c = 0; c < cout; ++c) {
+      float s = scale->tensor.as<float>()[c] / std::sqrt(var->tensor.as<float>()[c] + eps);
+      for (int64_t j = 0; j < per; ++j) nw[c * per + j] = wd[c * per + j] * s;
+      float bias = b ? b->tensor.as<float>()[c] : 0.0f;
+      nb[c] = (bias - mean->tensor.as<float>()[c]) * s + shift->tensor.as<float>()[c];
+    }
+    std::string wname = conv.inputs[1] + "_bnfold";
+    std::string bname = (b ? conv.inputs[2] : conv.name + ".bias") + "_bnfold";
+    auto wshape = w->tensor.shape;
+    g.initializers.push_back({wname, HostTensor::fromVector<float>(DType::Float32, wshape, std::move(nw))});
+    g.initializers.push_back({bname, HostTensor::fromVector<float>(DType::Float32, {cout}, std::move(nb))});
+    conv.inputs.resize(3);
+    conv.inputs[1] = wname;
+    conv.inputs[2] = bname;
+    conv.outputs[0] = bn.outputs[0];
+    conv.origins.insert(conv.origins.end(), bn.origins.begin(), bn.origins.end());
+    drop.insert(k);
+    ++folded;
+  }
+  if (!drop.empty()) {
+    std::vector<Node> kept;
+    for (size_t k = 0; k < g.nodes.size(); ++k)
+      if (!drop.count(k)) kept.push_back(std::move(g.nodes[k]));
+    g.nodes = std::move(kept);
+  }
+  return folded;
+}
+
+}  // namespace oxport::onnx_ir

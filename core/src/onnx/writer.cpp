@@ -1,1 +1,272 @@
-// placeholder: being written
+#include "onnx/writer.h"
+
+#include <onnx/checker.h>
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <fstream>
+#include <ostream>
+
+#include "oxport/atomic_file.h"
+
+namespace oxport::onnx_ir {
+
+namespace {
+
+void fillTensor(::onnx::TensorProto* tp, const std::string& name, const HostTensor& t, bool raw = true) {
+  tp->set_name(name);
+  tp->set_data_type(onnxDataType(t.dtype));
+  for (auto d : t.shape) tp->add_dims(d);
+  if (raw) tp->set_raw_data(t.data, t.nbytes);
+}
+
+void fillType(::onnx::TypeProto* type, const ValueInfo& vi) {
+  auto* tt = type->mutable_tensor_type();
+  tt->set_elem_type(onnxDataType(vi.dtype));
+  if (!vi.has_shape) return;
+  auto* shape = tt->mutable_shape();
+  for (const auto& d : vi.shape) {
+    auto* dim = shape->add_dim();
+    if (d.value >= 0) dim->set_dim_value(d.value);
+    else if (!d.param.empty()) dim->set_dim_param(d.param);
+  }
+}
+
+void fillValueInfo(::onnx::ValueInfoProto* p, const ValueInfo& vi) {
+  p->set_name(vi.name);
+  fillType(p->mutable_type(), vi);
+}
+
+void fillGraph(::onnx::GraphProto* gp, const Graph& g);
+
+void fillAttribute(::onnx::AttributeProto* ap, const Attribute& a) {
+  ap->set_name(a.name);
+  std::visit(
+      [&](const auto& v) {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, int64_t>) {
+          ap->set_type(::onnx::AttributeProto::INT);
+          ap->set_i(v);
+        } else if constexpr (std::is_same_v<T, float>) {
+          ap->set_type(::onnx::AttributeProto::FLOAT);
+          ap->set_f(v);
+        } else if constexpr (std::is_same_v<T, std::string>) {
+          ap->set_type(::onnx::AttributeProto::STRING);
+          ap->set_s(v);
+        } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
+          ap->set_type(::onnx::AttributeProto::INTS);
+          for (auto x : v) ap->add_ints(x);
+        } else if constexpr (std::is_same_v<T, std::vector<float>>) {
+          ap->set_type(::onnx::AttributeProto::FLOATS);
+          for (auto x : v) ap->add_floats(x);
+        } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+          ap->set_type(::onnx::AttributeProto::STRINGS);
+          for (const auto& x : v) ap->add_strings(x);
+        } else if constexpr (std::is_same_v<T, HostTensor>) {
+          ap->set_type(::onnx::AttributeProto::TENSOR);
+          fillTensor(ap->mutable_t(), "", v);
+        } else if constexpr (std::is_same_v<T, std::shared_ptr<Graph>>) {
+          ap->set_type(::onnx::AttributeProto::GRAPH);
+          fillGraph(ap->mutable_g(), *v);
+        }
+      },
+      a.value);
+}
+
+void fillGraph(::onnx::GraphProto* gp, const Graph& g) {
+  gp->set_name(g.name);
+  if (!g.doc_string.empty()) gp->set_doc_string(g.doc_string);
+  for (const auto& n : g.nodes) {
+    auto* np = gp->add_node();
+    np->set_op_type(n.op_type);
+    if (!n.domain.empty()) np->set_domain(n.domain);
+    if (!n.name.empty()) np->set_name(n.name);
+    for (const auto& i : n.inputs) np->add_input(i);
+    for (const auto& o : n.outputs) np->add_output(o);
+    for (const auto& a : n.attributes) fillAttribute(np->add_attribute(), a);
+    if (!n.doc_string.empty()) np->set_doc_string(n.doc_string);
+  }
+  for (const auto& vi : g.inputs) fillValueInfo(gp->add_input(), vi);
+  for (const auto& vi : g.outputs) fillValueInfo(gp->add_output(), vi);
+  for (const auto& vi : g.value_info) fillValueInfo(gp->add_value_info(), vi);
+  for (const auto& init : g.initializers) fillTensor(gp->add_initializer(), init.name, init.tensor);
+}
+
+void fillModel(::onnx::ModelProto* mp, const Model& m) {
+  mp->set_ir_version(m.ir_version);
+  mp->set_producer_name(m.producer_name);
+  mp->set_producer_version(m.producer_version);
+  if (!m.doc_string.empty()) mp->set_doc_string(m.doc_string);
+  for (const auto& [domain, version] : m.opset_imports) {
+    auto* op = mp->add_opset_import();
+    op->set_domain(domain);
+    op->set_version(version);
+  }
+  fillGraph(mp->mutable_graph(), m.graph);
+}
+
+// Structure-only copy for shape inference: initializers keep their dims but no data, so a large
+// model is not copied. (Shape inference only reads initializer shapes, except for the shape
+// inputs of Reshape and friends, which are small: those keep their data.)
+void fillModelForInference(::onnx::ModelProto* mp, const Model& m) {
+  Model shallow;
+  shallow.ir_version = m.ir_version;
+  shallow.opset_imports = m.opset_imports;
+  shallow.graph.name = m.graph.name;
+  shallow.graph.nodes = m.graph.nodes;
+  shallow.graph.inputs = m.graph.inputs;
+  shallow.graph.outputs = m.graph.outputs;
+  fillModel(mp, shallow);
+  auto* gp = mp->mutable_graph();
+  for (const auto& init : m.graph.initializers) {
+    auto* tp = gp->add_initializer();
+    fillTensor(tp, init.name, init.tensor, init.tensor.nbytes <= 4096);
+    if (init.tensor.nbytes > 4096) {
+      // Shape inference needs only dims for big tensors; mark them as external so no data is needed.
+      tp->set_data_location(::onnx::TensorProto::EXTERNAL);
+      auto* e = tp->add_external_data();
+      e->set_key("location");
+      e->set_value("__oxport_shape_only__");
+    }
+  }
+}
+
+std::optional<DType> dtypeOf(const ::onnx::TypeProto& t) {
+  if (!t.has_tensor_type()) return std::nullopt;
+  return fromOnnxDataType(t.tensor_type().elem_type());
+}
+
+}  // namespace
+
+Status inferOutputShapes(Model& model) {
+  ::onnx::ModelProto mp;
+  fillModelForInference(&mp, model);
+  try {
+    ::onnx::ShapeInferenceOptions opts(/*check_type=*/false, /*strict=*/0, /*data_prop=*/true);
+    ::onnx::shape_inference::InferShapes(mp, ::onnx::OpSchemaRegistry::Instance(), opts);
+  } catch (const std::exception& e) {
+    return Error("shape-inference", std::string("ONNX shape inference failed: ") + e.what());
+  }
+  std::map<std::string, const ::onnx::TypeProto*> types;
+  for (const auto& vi : mp.graph().value_info()) types[vi.name()] = &vi.type();
+  for (const auto& vi : mp.graph().output()) types[vi.name()] = &vi.type();
+  for (auto& out : model.graph.outputs) {
+    auto it = types.find(out.name);
+    if (it == types.end()) continue;
+    const auto& t = *it->second;
+    if (auto dt = dtypeOf(t); dt && !out.has_shape) out.dtype = *dt;
+    if (!t.tensor_type().has_shape()) continue;
+    const auto& shp = t.tensor_type().shape();
+    if (!out.has_shape) {
+      out.has_shape = true;
+      out.shape.assign(shp.dim_size(), Dim::unknown());
+    }
+    if (static_cast<int>(out.shape.size()) != shp.dim_size()) continue;
+    for (int i = 0; i < shp.dim_size(); ++i) {
+      auto& d = out.shape[i];
+      if (d.value >= 0 || !d.param.empty()) continue;
+      if (shp.dim(i).has_dim_value()) d.value = shp.dim(i).dim_value();
+      else if (shp.dim(i).has_dim_param()) d.param = shp.dim(i).dim_param();
+    }
+  }
+  return okStatus();
+}
+
+Result<WriteReport> writeModel(const Model& model, const OutputTarget& target, const WriteSettings& settings) {
+  WriteReport report;
+  ::onnx::ModelProto mp;
+  fillModel(&mp, model);
+  if (settings.check) {
+    try {
+      ::onnx::checker::check_model(mp);
+      report.checker_passed = true;
+    } catch (const std::exception& e) {
+      return Error("checker-failed", std::string("the ONNX checker rejects the exported model: ") + e.what(),
+                   "this is a bug in oxport; please report it with the model. Nothing was written.");
+    }
+    try {
+      ::onnx::ModelProto copy;
+      fillModelForInference(&copy, model);
+      ::onnx::ShapeInferenceOptions opts(/*check_type=*/true, /*strict=*/1, /*data_prop=*/false);
+      ::onnx::shape_inference::InferShapes(copy, ::onnx::OpSchemaRegistry::Instance(), opts);
+      report.shape_inference_passed = true;
+    } catch (const std::exception& e) {
+      return Error("shape-inference-failed",
+                   std::string("ONNX shape inference rejects the exported model: ") + e.what(),
+                   "this is a bug in oxport; please report it with the model. Nothing was written.");
+    }
+  }
+
+  int64_t total = 0;
+  for (const auto& init : model.graph.initializers) total += static_cast<int64_t>(init.tensor.nbytes);
+  const bool external = total > settings.external_data_threshold;
+  if (external && target.stream)
+    return Error("too-large-for-stream",
+                 "the model's weights (" + std::to_string(total >> 20) +
+                     " MiB) exceed protobuf's 2 GiB limit and must go to external data, which needs a file path",
+                 "export to a file instead of a stream");
+
+  if (target.stream) {
+    if (!mp.SerializeToOstream(target.stream))
+      return Error("write-failed", "serializing the ONNX model to the stream failed");
+    report.bytes = static_cast<int64_t>(mp.ByteSizeLong());
+    return report;
+  }
+
+  if (external) {
+    // Large tensors go to "<model file name>.data" beside the model, at 4 KiB-aligned offsets.
+    std::filesystem::path data_path = target.file;
+    data_path += ".data";
+    const std::string location = data_path.filename().string();
+    auto* gp = mp.mutable_graph();
+    std::vector<std::pair<int, int64_t>> moved;  // initializer index, offset
+    int64_t offset = 0;
+    for (int i = 0; i < gp->initializer_size(); ++i) {
+      const auto& t = model.graph.initializers[static_cast<size_t>(i)].tensor;
+      if (t.nbytes < 1024) continue;
+      offset = (offset + 4095) / 4096 * 4096;
+      moved.emplace_back(i, offset);
+      offset += static_cast<int64_t>(t.nbytes);
+    }
+    Status ds = writeFileAtomically(data_path, [&](std::ostream& os) -> Status {
+      int64_t pos = 0;
+      for (auto [idx, off] : moved) {
+        const auto& t = model.graph.initializers[static_cast<size_t>(idx)].tensor;
+        std::string pad(static_cast<size_t>(off - pos), '\0');
+        os.write(pad.data(), static_cast<std::streamsize>(pad.size()));
+        os.write(static_cast<const char*>(t.data), static_cast<std::streamsize>(t.nbytes));
+        pos = off + static_cast<int64_t>(t.nbytes);
+      }
+      return os ? okStatus() : Status(Error("write-failed", "writing " + data_path.string() + " failed"));
+    });
+    if (!ds.ok()) return ds.error();
+    for (auto [idx, off] : moved) {
+      auto* tp = gp->mutable_initializer(idx);
+      tp->clear_raw_data();
+      tp->set_data_location(::onnx::TensorProto::EXTERNAL);
+      auto add = [&](const std::string& k, const std::string& v) {
+        auto* e = tp->add_external_data();
+        e->set_key(k);
+        e->set_value(v);
+      };
+      add("location", location);
+      add("offset", std::to_string(off));
+      add("length", std::to_string(model.graph.initializers[static_cast<size_t>(idx)].tensor.nbytes));
+    }
+    report.external_data = true;
+    report.warnings.push_back(makeWarning(
+        "external-data", "the weights exceed protobuf's 2 GiB limit; they were written to " + data_path.string(),
+        "keep " + location + " next to the model file"));
+  }
+
+  Status s = writeFileAtomically(target.file, [&](std::ostream& os) -> Status {
+    if (!mp.SerializeToOstream(&os)) return Error("write-failed", "serializing the ONNX model failed");
+    return okStatus();
+  });
+  if (!s.ok()) return s.error();
+  std::error_code ec;
+  report.bytes = static_cast<int64_t>(std::filesystem::file_size(target.file, ec));
+  return report;
+}
+
+}  // namespace oxport::onnx_ir

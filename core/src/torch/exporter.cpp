@@ -1,1 +1,617 @@
-// placeholder: being written
+// Model::exportOnnx and friends: the pipeline driver. Phases: passes + example run (frontend),
+// convert (registry), optimize (ONNX passes), serialize + check (writer).
+#include <chrono>
+#include <set>
+#include <sstream>
+#include <unordered_map>
+
+#include "convert/registry.h"
+#include "onnx/passes.h"
+#include "onnx/writer.h"
+#include "torch/frontend.h"
+#include "torch/model_impl.h"
+
+namespace oxport {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double msSince(Clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
+
+GraphView tsGraphView(const ts::Graph& g) {
+  GraphView v;
+  v.title = "TorchScript";
+  std::unordered_map<const ts::Value*, int> edge_of;
+  auto edge = [&](const ts::Value* val) -> int {
+    auto it = edge_of.find(val);
+    if (it != edge_of.end()) return it->second;
+    GraphViewEdge e;
+    e.id = static_cast<int>(v.edges.size());
+    e.name = val->param_name.empty() ? val->name : val->param_name;
+    e.type = val->typeString();
+    if (val->constant) {
+      e.is_initializer = val->constant->isTensor();
+      e.summary = val->constant->toString();
+    }
+    v.edges.push_back(e);
+    edge_of[val] = e.id;
+    return e.id;
+  };
+  for (const auto* in : g.inputs) {
+    int id = edge(in);
+    v.edges[id].is_graph_input = true;
+    v.inputs.push_back(id);
+  }
+  for (const ts::Node* n : g.nodes) {
+    GraphViewNode gn;
+    gn.id = n->id;
+    gn.name = n->outputs.empty() ? n->kind : "%" + n->outputs[0]->name;
+    gn.op = n->kind;
+    gn.module_path = n->module_path;
+    gn.location = n->location;
+    for (size_t i = 0; i < n->inputs.size(); ++i) {
+      const ts::Value* in = n->inputs[i];
+      if (in->constant && !in->constant->isTensor()) {
+        std::string an = i < n->arg_names.size() ? n->arg_names[i] : "arg" + std::to_string(i);
+        gn.attributes.emplace_back(an, in->constant->toString());
+        continue;
+      }
+      int id = edge(in);
+      v.edges[id].consumers.push_back(gn.id);
+      gn.inputs.push_back(id);
+    }
+    for (const auto* o : n->outputs) {
+      int id = edge(o);
+      v.edges[id].producer = gn.id;
+      gn.outputs.push_back(id);
+    }
+    v.nodes.push_back(std::move(gn));
+  }
+  for (const auto* o : g.outputs) {
+    int id = edge(o);
+    v.edges[id].is_graph_output = true;
+    v.outputs.push_back(id);
+  }
+  return v;
+}
+
+// Switches the module's training flags for a reference run and restores them afterwards.
+class TrainingGuard {
+ public:
+  TrainingGuard(torch::jit::Module& m, TrainingMode mode) : m_(m), was_(m.is_training()) {
+    if (mode == TrainingMode::Eval) m_.eval();
+    else if (mode == TrainingMode::Training) m_.train(true);
+  }
+  ~TrainingGuard() { m_.train(was_); }
+
+ private:
+  torch::jit::Module& m_;
+  bool was_;
+};
+
+void flattenIValue(const c10::IValue& v, std::vector<at::Tensor>& out) {
+  if (v.isTensor()) out.push_back(v.toTensor());
+  else if (v.isList()) for (const auto& e : v.toListRef()) flattenIValue(e, out);
+  else if (v.isTuple()) for (const auto& e : v.toTupleRef().elements()) flattenIValue(e, out);
+  else if (v.isGenericDict()) for (const auto& kv : v.toGenericDict()) flattenIValue(kv.value(), out);
+}
+
+std::string opTypeOf(const std::string& kind) {
+  auto p = kind.find("::");
+  return p == std::string::npos ? kind : kind.substr(p + 2);
+}
+
+std::string domainOf(const std::string& kind) {
+  auto p = kind.find("::");
+  std::string ns = p == std::string::npos ? "custom" : kind.substr(0, p);
+  return "org.pytorch." + ns;
+}
+
+// Unsupported op kept as a node (ONNX_FALLTHROUGH) or as an ATen op (ONNX_ATEN*): dynamic
+// inputs stay inputs, static arguments become attributes named after the schema.
+Status emitFallback(convert::Context& ctx, const ts::Node& n, bool aten_form) {
+  std::vector<std::string> inputs;
+  std::vector<onnx_ir::Attribute> attrs;
+  if (aten_form) {
+    attrs.push_back(convert::attrString("operator", opTypeOf(n.kind)));
+    auto dot = n.schema.find('.');
+    auto paren = n.schema.find('(');
+    if (dot != std::string::npos && paren != std::string::npos && dot < paren)
+      attrs.push_back(convert::attrString("overload_name", n.schema.substr(dot + 1, paren - dot - 1)));
+  }
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    const ts::Value* in = n.inputs[i];
+    std::string an = i < n.arg_names.size() && !n.arg_names[i].empty() ? n.arg_names[i] : "arg" + std::to_string(i);
+    if (in->constant && !in->constant->isTensor()) {
+      const auto& c = *in->constant;
+      if (c.isNone()) continue;
+      if (c.isBool() || c.isInt()) attrs.push_back(convert::attrInt(an, c.toInt()));
+      else if (c.isDouble()) attrs.push_back(convert::attrFloat(an, static_cast<float>(c.toDouble())));
+      else if (c.isString()) attrs.push_back(convert::attrString(an, c.str()));
+      else if (c.isList()) {
+        bool ints = true;
+        for (const auto& e : c.list()) ints = ints && (e.isInt() || e.isBool());
+        if (ints) {
+          std::vector<int64_t> v;
+          for (const auto& e : c.list()) v.push_back(e.toInt());
+          attrs.push_back(convert::attrInts(an, v));
+        } else {
+          std::vector<float> v;
+          for (const auto& e : c.list()) v.push_back(static_cast<float>(e.toDouble()));
+          attrs.push_back(convert::attrFloats(an, v));
+        }
+      }
+      continue;
+    }
+    if (in->type == ts::ValueType::List && !in->constant) {
+      auto names = ctx.tensorList(in);
+      if (!names.ok()) return names.error();
+      for (auto& s : *names) inputs.push_back(s);
+      continue;
+    }
+    auto s = ctx.tensor(in);
+    if (!s.ok()) return s.error();
+    inputs.push_back(*s);
+  }
+  std::string op = aten_form ? "ATen" : opTypeOf(n.kind);
+  std::string domain = aten_form ? "org.pytorch.aten" : domainOf(n.kind);
+  int nout = static_cast<int>(n.outputs.size());
+  auto outs = ctx.emit(op, inputs, nout, std::move(attrs), domain);
+  for (int i = 0; i < nout; ++i) {
+    const ts::Value* o = n.outputs[static_cast<size_t>(i)];
+    if (o->type == ts::ValueType::List) ctx.bindList(o, {outs[static_cast<size_t>(i)]});
+    else ctx.bind(o, outs[static_cast<size_t>(i)]);
+  }
+  return okStatus();
+}
+
+bool isStructural(const std::string& kind) { return kind.rfind("prim::", 0) == 0; }
+
+Result<std::vector<std::string>> flattenOutput(convert::Context& ctx, const ts::Value* v) {
+  std::vector<std::string> out;
+  if (v->type == ts::ValueType::Tensor || (v->constant && v->constant->isTensor())) {
+    OXPORT_ASSIGN(std::string s, ctx.tensor(v));
+    out.push_back(s);
+    return out;
+  }
+  if (v->producer && (v->producer->kind == "prim::TupleConstruct" || v->producer->kind == "prim::ListConstruct")) {
+    for (const ts::Value* e : v->producer->inputs) {
+      OXPORT_ASSIGN(auto sub, flattenOutput(ctx, e));
+      out.insert(out.end(), sub.begin(), sub.end());
+    }
+    return out;
+  }
+  if (v->producer && v->producer->kind == "prim::DictConstruct") {
+    for (size_t i = 1; i < v->producer->inputs.size(); i += 2) {
+      OXPORT_ASSIGN(auto sub, flattenOutput(ctx, v->producer->inputs[i]));
+      out.insert(out.end(), sub.begin(), sub.end());
+    }
+    return out;
+  }
+  if (v->type == ts::ValueType::List) {
+    OXPORT_ASSIGN(auto names, ctx.tensorList(v));
+    return names;
+  }
+  if (v->type == ts::ValueType::Int || v->type == ts::ValueType::Float || v->type == ts::ValueType::Bool) {
+    OXPORT_ASSIGN(std::string s, ctx.tensor(v));
+    out.push_back(s);
+    return out;
+  }
+  return Error("unsupported-output", "the model returns a value of type " + v->typeString() +
+                                         ", which cannot be an ONNX output",
+               "return tensors, or tuples/lists/dicts of tensors");
+}
+
+std::vector<onnx_ir::Dim> dimsFor(const std::vector<int64_t>& shape, const DynamicAxisSpec* spec,
+                                  const std::string& tensor_name) {
+  std::vector<onnx_ir::Dim> dims;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (spec) {
+      auto it = spec->axes.find(static_cast<int64_t>(i));
+      if (it != spec->axes.end()) {
+        std::string name = it->second.empty() ? tensor_name + "_dynamic_axes_" + std::to_string(i + 1) : it->second;
+        dims.push_back(onnx_ir::Dim::symbol(name));
+        continue;
+      }
+    }
+    dims.push_back(onnx_ir::Dim::fixed(shape[i]));
+  }
+  return dims;
+}
+
+bool keepInitializersAsInputs(const ExportOptions& o) {
+  // The seed's rule (as in torch.onnx 1.13): None means True, except with operator_export_type
+  // ONNX, where it means False.
+  if (o.keep_initializers_as_inputs) return *o.keep_initializers_as_inputs;
+  return o.operator_export_type != OperatorExportType::Onnx;
+}
+
+}  // namespace
+
+Result<std::vector<HostTensor>> Model::exampleInputs(const ExportOptions& options,
+                                                     const std::vector<std::vector<int64_t>>& shapes) const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  OXPORT_ASSIGN(ExampleArgs args, buildExampleArgs(impl_->module, options, shapes));
+  std::vector<at::Tensor> flat;
+  for (const auto& v : args.values) flattenIValue(v, flat);
+  std::vector<HostTensor> out;
+  for (const auto& t : flat) out.push_back(hostTensorFromAt(t));
+  return out;
+}
+
+Result<std::vector<NamedTensor>> Model::runReference(const ExportOptions& options,
+                                                     const std::vector<std::vector<int64_t>>& shapes) const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  OXPORT_ASSIGN(ExampleArgs args, buildExampleArgs(impl_->module, options, shapes));
+  c10::IValue result;
+  try {
+    TrainingGuard guard(impl_->module, options.training);
+    torch::NoGradGuard no_grad;
+    std::vector<c10::IValue> inputs = args.values;
+    result = impl_->module.forward(inputs);
+  } catch (const std::exception& e) {
+    return Error("forward-failed", "the model fails on the example inputs: " + torchErrorMessage(e),
+                 "check the input shapes and dtypes in args");
+  }
+  std::vector<at::Tensor> flat;
+  flattenIValue(result, flat);
+  std::vector<NamedTensor> out;
+  for (size_t i = 0; i < flat.size(); ++i) {
+    std::string name = i < options.output_names.size() ? options.output_names[i] : "output_" + std::to_string(i);
+    out.push_back({name, hostTensorFromAt(flat[i])});
+  }
+  return out;
+}
+
+Result<GraphView> Model::inspect(const ExportOptions& options, const ProgressFn& progress,
+                                 const CancelToken& cancel) const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  OXPORT_ASSIGN(ExampleArgs args, buildExampleArgs(impl_->module, options));
+  OXPORT_ASSIGN(FrontendResult fr, runFrontend(impl_->module, args, options, progress, cancel));
+  return tsGraphView(*fr.graph);
+}
+
+Result<ExportResult> Model::exportOnnx(const ExportOptions& options, const OutputTarget& out,
+                                       const ProgressFn& progress, const CancelToken& cancel) const {
+  auto errors = validateOptions(options);
+  if (!errors.empty()) return Error(errors);
+  if (out.file.empty() && !out.stream)
+    return Error("no-output", "no output file was given", "pass -o OUT.onnx");
+
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  ExportResult result;
+  ExportStats& stats = result.stats;
+  auto t = Clock::now();
+
+  OXPORT_ASSIGN(ExampleArgs args, buildExampleArgs(impl_->module, options));
+  OXPORT_ASSIGN(FrontendResult fr, runFrontend(impl_->module, args, options, progress, cancel));
+  stats.phase_ms["passes+trace"] = msSince(t);
+  ts::Graph& g = *fr.graph;
+  for (auto& w : fr.warnings) result.diagnostics.push_back(w);
+  stats.torch_nodes = static_cast<int>(g.nodes.size());
+  for (const auto* n : g.nodes) ++stats.torch_op_histogram[n->kind];
+  result.torch_graph = tsGraphView(g);
+
+  // ---- names and dynamic axes, checked against the real inputs and outputs
+  const int n_user = fr.user_input_count;
+  if (options.input_names.size() > static_cast<size_t>(g.inputs.size())) {
+    Diagnostic d = makeError("too-many-input-names",
+                             "input_names has " + std::to_string(options.input_names.size()) +
+                                 " names but the exported graph has " + std::to_string(g.inputs.size()) + " inputs",
+                             "give at most one name per tensor input (in the order of args, flattened)");
+    d.option = "input_names";
+    return Error(d);
+  }
+
+  if (cancel.cancelled()) return Error("cancelled", "the export was cancelled");
+  if (progress) progress(Phase::Convert, 0.0, "converting");
+  t = Clock::now();
+  onnx_ir::Model model;
+  model.producer_version = OXPORT_VERSION;
+  model.opset_imports[""] = options.opset_version;
+  model.ir_version = onnx_ir::irVersionForOpset(options.opset_version);
+  convert::Settings settings;
+  settings.opset = options.opset_version;
+  settings.export_type = options.operator_export_type;
+  settings.training = options.training;
+  settings.model_training_flag = impl_->info.training;
+  settings.verbose = options.verbose;
+  convert::Context ctx(model, g, settings);
+
+  std::set<std::string> used_names;
+  for (size_t i = 0; i < g.inputs.size(); ++i) {
+    const ts::Value* in = g.inputs[i];
+    std::string name;
+    if (i < options.input_names.size()) name = options.input_names[i];
+    else if (!g.input_param_names[i].empty()) name = g.input_param_names[i];
+    else name = in->name;
+    ctx.bind(in, name);
+    used_names.insert(name);
+    onnx_ir::ValueInfo vi;
+    vi.name = name;
+    vi.dtype = in->meta.dtype;
+    vi.has_shape = true;
+    auto it = options.dynamic_axes.find(name);
+    vi.shape = dimsFor(in->meta.shape, it == options.dynamic_axes.end() ? nullptr : &it->second, name);
+    model.graph.inputs.push_back(vi);
+  }
+  (void)n_user;
+
+  const auto& registry = convert::builtinRegistry();
+  std::vector<Diagnostic> convert_errors;
+  std::set<const ts::Node*> failed;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const ts::Node* n = g.nodes[i];
+    if (cancel.cancelled()) return Error("cancelled", "the export was cancelled");
+    if (progress && i % 64 == 0) progress(Phase::Convert, static_cast<double>(i) / g.nodes.size(), n->kind);
+    ctx.setCurrent(n);
+    bool inputs_ok = true;
+    for (const auto* in : n->inputs)
+      if (in->producer && failed.count(in->producer)) inputs_ok = false;
+    if (!inputs_ok) {
+      failed.insert(n);
+      continue;
+    }
+    const bool aten_op = n->kind.rfind("aten::", 0) == 0;
+    const auto mode = options.operator_export_type;
+    if (mode == OperatorExportType::OnnxAten && aten_op) {
+      Status s = emitFallback(ctx, *n, true);
+      if (!s.ok()) { convert_errors.insert(convert_errors.end(), s.error().diagnostics().begin(), s.error().diagnostics().end()); failed.insert(n); }
+      continue;
+    }
+    const convert::OpEntry* entry = registry.find(n->kind, options.opset_version);
+    Status s = okStatus();
+    if (entry) {
+      s = entry->fn(ctx, *n);
+    } else {
+      int need = registry.minOpset(n->kind);
+      Diagnostic d = need > options.opset_version
+                         ? ctx.needsOpset(need, n->kind)
+                         : n->error("unsupported-op", "no ONNX conversion for " + n->kind + " (opset " +
+                                                          std::to_string(options.opset_version) + ")",
+                                    "see `oxport ops` for what converts; with operator_export_type "
+                                    "ONNX_FALLTHROUGH or ONNX_ATEN_FALLBACK the op is kept as a custom node");
+      if (need > 0 && need < options.opset_version) {
+        d = n->error("unsupported-op", n->kind + " has no conversion at opset " +
+                                           std::to_string(options.opset_version));
+      }
+      s = Error(d);
+    }
+    if (!s.ok()) {
+      bool fallback_ok = !isStructural(n->kind) &&
+                         (mode == OperatorExportType::OnnxFallthrough || mode == OperatorExportType::OnnxAtenFallback) &&
+                         s.error().code() != "internal" && s.error().code() != "dynamic-argument";
+      if (fallback_ok) {
+        // Drop any half-emitted nodes of the failed converter? They are dead and removed later.
+        bool aten_form = mode == OperatorExportType::OnnxAtenFallback && aten_op;
+        Status fs = emitFallback(ctx, *n, aten_form);
+        if (fs.ok()) {
+          Diagnostic w = n->warning("fallback-op",
+                                    n->kind + " was kept as a " + (aten_form ? "ATen" : "custom-domain") +
+                                        " node: " + s.error().first().message,
+                                    "runtimes without this op cannot run the model; export with a newer "
+                                    "opset or change the model to use supported ops");
+          result.diagnostics.push_back(w);
+          continue;
+        }
+      }
+      for (const auto& d : s.error().diagnostics()) convert_errors.push_back(d);
+      failed.insert(n);
+    }
+  }
+  ctx.setCurrent(nullptr);
+  if (!convert_errors.empty()) return Error(convert_errors);
+
+  // ---- outputs
+  std::vector<std::string> out_names;
+  for (const auto* o : g.outputs) {
+    OXPORT_ASSIGN(auto names, flattenOutput(ctx, o));
+    out_names.insert(out_names.end(), names.begin(), names.end());
+  }
+  if (options.output_names.size() > out_names.size()) {
+    Diagnostic d = makeError("too-many-output-names",
+                             "output_names has " + std::to_string(options.output_names.size()) +
+                                 " names but the model has " + std::to_string(out_names.size()) + " outputs",
+                             "give at most one name per output (tuples, lists and dicts are flattened)");
+    d.option = "output_names";
+    return Error(d);
+  }
+  {
+    std::set<std::string> input_set, init_set, seen;
+    for (const auto& in : model.graph.inputs) input_set.insert(in.name);
+    for (const auto& init : model.graph.initializers) init_set.insert(init.name);
+    for (size_t i = 0; i < out_names.size(); ++i) {
+      std::string src = out_names[i];
+      std::string want = i < options.output_names.size() ? options.output_names[i] : "output_" + std::to_string(i);
+      if (i >= options.output_names.size()) {
+        // Keep generated names clear of input names.
+        while (used_names.count(want)) want += "_";
+      }
+      if (input_set.count(src) || init_set.count(src) || seen.count(src) || used_names.count(want)) {
+        ctx.setCurrent(nullptr);
+        src = ctx.emit1("Identity", {src});
+      }
+      onnx_ir::renameTensor(model.graph, src, want);
+      seen.insert(want);
+      used_names.insert(want);
+      const ts::Value* tv = nullptr;
+      (void)tv;
+      onnx_ir::ValueInfo vi;
+      vi.name = want;
+      out_names[i] = want;
+      model.graph.outputs.push_back(vi);
+    }
+  }
+  // Output dtypes and shapes: from the reference metadata of flattened outputs.
+  {
+    std::vector<ts::TensorMeta> metas;
+    std::function<void(const ts::Value*)> collect = [&](const ts::Value* v) {
+      if (v->type == ts::ValueType::Tensor) { metas.push_back(v->meta); return; }
+      if (v->producer && (v->producer->kind == "prim::TupleConstruct" || v->producer->kind == "prim::ListConstruct")) {
+        for (auto* e : v->producer->inputs) collect(e);
+        return;
+      }
+      if (v->producer && v->producer->kind == "prim::DictConstruct") {
+        for (size_t i = 1; i < v->producer->inputs.size(); i += 2) collect(v->producer->inputs[i]);
+        return;
+      }
+      for (const auto& m : v->elem_meta) metas.push_back(m);
+      if (v->type == ts::ValueType::Int) { ts::TensorMeta m; m.dtype = DType::Int64; m.known = true; metas.push_back(m); }
+      if (v->type == ts::ValueType::Float) { ts::TensorMeta m; m.dtype = DType::Float32; m.known = true; metas.push_back(m); }
+      if (v->type == ts::ValueType::Bool) { ts::TensorMeta m; m.dtype = DType::Bool; m.known = true; metas.push_back(m); }
+    };
+    for (const auto* o : g.outputs) collect(o);
+    for (size_t i = 0; i < model.graph.outputs.size() && i < metas.size(); ++i) {
+      auto& vi = model.graph.outputs[i];
+      vi.dtype = metas[i].dtype;
+      auto it = options.dynamic_axes.find(vi.name);
+      if (it != options.dynamic_axes.end()) {
+        vi.has_shape = true;
+        vi.shape = dimsFor(metas[i].shape, &it->second, vi.name);
+        // Axes not named dynamic are filled by shape inference below (static if it proves so).
+        for (size_t k = 0; k < vi.shape.size(); ++k)
+          if (!it->second.axes.count(static_cast<int64_t>(k))) vi.shape[k] = onnx_ir::Dim::unknown();
+      }
+    }
+  }
+
+  // dynamic_axes keys must name inputs or outputs
+  {
+    std::vector<Diagnostic> errs;
+    std::set<std::string> valid;
+    std::map<std::string, int> ranks;
+    for (size_t i = 0; i < model.graph.inputs.size(); ++i) {
+      valid.insert(model.graph.inputs[i].name);
+      ranks[model.graph.inputs[i].name] = static_cast<int>(model.graph.inputs[i].shape.size());
+    }
+    for (const auto& o : model.graph.outputs) valid.insert(o.name);
+    for (const auto& [name, spec] : options.dynamic_axes) {
+      if (!valid.count(name)) {
+        std::string list;
+        for (const auto& v : valid) list += (list.empty() ? "" : ", ") + v;
+        Diagnostic d = makeError("dynamic-axes-unknown-name",
+                                 "dynamic_axes names '" + name + "', which is not an input or output name",
+                                 "valid names: " + list + " (set input_names/output_names to name them)");
+        d.option = "dynamic_axes." + name;
+        errs.push_back(d);
+        continue;
+      }
+      auto rit = ranks.find(name);
+      if (rit != ranks.end()) {
+        for (const auto& [axis, an] : spec.axes)
+          if (axis >= rit->second) {
+            Diagnostic d = makeError("dynamic-axes-out-of-range",
+                                     "dynamic_axes." + name + " marks axis " + std::to_string(axis) + " but '" +
+                                         name + "' has rank " + std::to_string(rit->second),
+                                     "use axes 0 to " + std::to_string(rit->second - 1));
+            d.option = "dynamic_axes." + name;
+            errs.push_back(d);
+          }
+      }
+    }
+    if (!errs.empty()) return Error(errs);
+  }
+  stats.phase_ms["convert"] = msSince(t);
+  for (auto& w : ctx.warnings()) result.diagnostics.push_back(w);
+
+  // ---- ONNX passes
+  if (progress) progress(Phase::Optimize, 0.0, "optimizing");
+  t = Clock::now();
+  onnx_ir::eliminateIdentities(model.graph);
+  if (options.training == TrainingMode::Eval && options.export_params) onnx_ir::foldBatchNormIntoConv(model.graph);
+  onnx_ir::eliminateDeadNodes(model.graph);
+  if (options.do_constant_folding) onnx_ir::deduplicateInitializers(model.graph);
+  onnx_ir::removeUnusedInitializers(model.graph);
+  // Parameters given as graph inputs (export_params=False) that nothing uses any more.
+  {
+    std::set<std::string> used;
+    for (const auto& n : model.graph.nodes)
+      for (const auto& i : n.inputs) used.insert(i);
+    for (const auto& o : model.graph.outputs) used.insert(o.name);
+    std::vector<onnx_ir::ValueInfo> kept;
+    for (size_t i = 0; i < model.graph.inputs.size(); ++i) {
+      bool is_param = i < g.input_param_names.size() && !g.input_param_names[i].empty();
+      if (is_param && !used.count(model.graph.inputs[i].name)) continue;
+      kept.push_back(model.graph.inputs[i]);
+    }
+    model.graph.inputs = std::move(kept);
+  }
+  if (keepInitializersAsInputs(options)) {
+    for (const auto& init : model.graph.initializers) {
+      onnx_ir::ValueInfo vi;
+      vi.name = init.name;
+      vi.dtype = init.tensor.dtype;
+      vi.has_shape = true;
+      for (auto d : init.tensor.shape) vi.shape.push_back(onnx_ir::Dim::fixed(d));
+      model.graph.inputs.push_back(vi);
+    }
+  }
+  // Opset imports for the custom domains used.
+  {
+    std::set<std::string> domains;
+    for (const auto& n : model.graph.nodes)
+      if (!n.domain.empty()) domains.insert(n.domain);
+    for (const auto& d : domains) {
+      auto it = options.custom_opsets.find(d);
+      model.opset_imports[d] = it == options.custom_opsets.end() ? 1 : it->second;
+    }
+    for (const auto& [d, v] : options.custom_opsets)
+      if (!domains.count(d)) {
+        Diagnostic w = makeWarning("custom-opset-unused",
+                                   "custom_opsets names domain '" + d + "', which no node of the model uses",
+                                   "remove it from custom_opsets");
+        w.option = "custom_opsets." + d;
+        result.diagnostics.push_back(w);
+      }
+  }
+  if (options.verbose) {
+    std::ostringstream doc;
+    doc << "exported by oxport " << OXPORT_VERSION << " from " << impl_->info.path.filename().string();
+    model.graph.doc_string = doc.str();
+    result.verbose_log = g.toText();
+  }
+  // Output shapes that dynamic_axes did not fix come from ONNX shape inference.
+  {
+    Status s = onnx_ir::inferOutputShapes(model);
+    if (!s.ok()) result.diagnostics.push_back(makeWarning("shape-inference", s.error().first().message));
+    for (auto& vi : model.graph.outputs)
+      for (auto& d : vi.shape)
+        if (d.value < 0 && d.param.empty()) d.param = vi.name + "_dim";
+    for (auto& vi : model.graph.outputs) {
+      int k = 0;
+      for (auto& d : vi.shape) {
+        if (d.param == vi.name + "_dim") d.param += "_" + std::to_string(k);
+        ++k;
+      }
+    }
+  }
+  stats.phase_ms["optimize"] = msSince(t);
+  if (cancel.cancelled()) return Error("cancelled", "the export was cancelled");
+
+  // ---- write
+  if (progress) progress(Phase::Serialize, 0.0, "writing");
+  t = Clock::now();
+  onnx_ir::WriteSettings ws;
+  OXPORT_ASSIGN(onnx_ir::WriteReport wr, onnx_ir::writeModel(model, out, ws));
+  stats.phase_ms["serialize+check"] = msSince(t);
+  for (auto& w : wr.warnings) result.diagnostics.push_back(w);
+  stats.checker_passed = wr.checker_passed;
+  stats.shape_inference_passed = wr.shape_inference_passed;
+  stats.file_bytes = wr.bytes;
+  stats.external_data = wr.external_data;
+  stats.onnx_nodes = static_cast<int>(model.graph.nodes.size());
+  for (const auto& n : model.graph.nodes) ++stats.onnx_op_histogram[n.domain.empty() ? n.op_type : n.domain + "::" + n.op_type];
+  stats.initializers = static_cast<int>(model.graph.initializers.size());
+  for (const auto& init : model.graph.initializers) stats.initializer_bytes += static_cast<int64_t>(init.tensor.nbytes);
+  for (const auto& in : model.graph.inputs) result.input_names.push_back(in.name);
+  for (const auto& o : model.graph.outputs) result.output_names.push_back(o.name);
+  result.onnx_graph = onnx_ir::toGraphView(model.graph);
+  result.output = out.file;
+  if (progress) progress(Phase::Check, 1.0, "done");
+  return result;
+}
+
+}  // namespace oxport

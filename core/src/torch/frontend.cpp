@@ -1,1 +1,821 @@
-// placeholder: being written
+#include "torch/frontend.h"
+
+#include <torch/csrc/jit/ir/ir.h>
+#include <torch/csrc/jit/passes/dead_code_elimination.h>
+#include <torch/csrc/jit/passes/inliner.h>
+#include <torch/csrc/jit/passes/lower_tuples.h>
+#include <torch/csrc/jit/passes/remove_mutation.h>
+
+#include <unordered_map>
+#include <unordered_set>
+
+#include "torch/model_impl.h"
+
+namespace oxport {
+
+namespace jit = torch::jit;
+
+DType dtypeFromScalarType(c10::ScalarType s, bool* ok) {
+  if (ok) *ok = true;
+  switch (s) {
+    case c10::kFloat: return DType::Float32;
+    case c10::kDouble: return DType::Float64;
+    case c10::kHalf: return DType::Float16;
+    case c10::kBFloat16: return DType::BFloat16;
+    case c10::kChar: return DType::Int8;
+    case c10::kByte: return DType::UInt8;
+    case c10::kShort: return DType::Int16;
+    case c10::kInt: return DType::Int32;
+    case c10::kLong: return DType::Int64;
+    case c10::kBool: return DType::Bool;
+    default:
+      if (ok) *ok = false;
+      return DType::Float32;
+  }
+}
+
+c10::ScalarType scalarTypeFromDType(DType d) {
+  switch (d) {
+    case DType::Float32: return c10::kFloat;
+    case DType::Float64: return c10::kDouble;
+    case DType::Float16: return c10::kHalf;
+    case DType::BFloat16: return c10::kBFloat16;
+    case DType::Int8: return c10::kChar;
+    case DType::UInt8: return c10::kByte;
+    case DType::Int16: return c10::kShort;
+    case DType::Int32: return c10::kInt;
+    case DType::Int64: return c10::kLong;
+    case DType::Bool: return c10::kBool;
+  }
+  return c10::kFloat;
+}
+
+HostTensor hostTensorFromAt(const at::Tensor& t0) {
+  at::Tensor t = t0.detach();
+  if (t.is_quantized()) t = t.dequantize();
+  if (!t.is_contiguous()) t = t.contiguous();
+  HostTensor h;
+  h.dtype = dtypeFromScalarType(t.scalar_type());
+  h.shape = t.sizes().vec();
+  auto owner = std::make_shared<at::Tensor>(t);
+  h.data = owner->data_ptr();
+  h.nbytes = static_cast<size_t>(owner->numel()) * owner->element_size();
+  h.holder = std::shared_ptr<const void>(owner, owner.get());
+  return h;
+}
+
+at::Tensor atFromHostTensor(const HostTensor& t) {
+  auto opts = at::TensorOptions().dtype(scalarTypeFromDType(t.dtype));
+  at::Tensor out = at::empty(t.shape, opts);
+  if (t.nbytes) std::memcpy(out.data_ptr(), t.data, t.nbytes);
+  return out;
+}
+
+ts::Constant constantFromIValue(const c10::IValue& v, bool* ok) {
+  *ok = true;
+  ts::Constant c;
+  if (v.isNone()) return c;
+  if (v.isBool()) { c.v = v.toBool(); return c; }
+  if (v.isInt()) { c.v = v.toInt(); return c; }
+  if (v.isDouble()) { c.v = v.toDouble(); return c; }
+  if (v.isString()) { c.v = v.toStringRef(); return c; }
+  if (v.isDevice()) { c.v = v.toDevice().str(); return c; }
+  if (v.isTensor()) {
+    bool dok = true;
+    dtypeFromScalarType(v.toTensor().scalar_type(), &dok);
+    if (!dok && !v.toTensor().is_quantized()) { *ok = false; return c; }
+    c.v = hostTensorFromAt(v.toTensor());
+    return c;
+  }
+  if (v.isList() || v.isTuple()) {
+    ts::Constant::List l;
+    auto elems = v.isList() ? v.toListRef().vec() : v.toTupleRef().elements().vec();
+    for (const auto& e : elems) {
+      l.push_back(constantFromIValue(e, ok));
+      if (!*ok) return c;
+    }
+    c.v = std::move(l);
+    return c;
+  }
+  *ok = false;
+  return c;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Example arguments
+
+static c10::IValue makeTensor(const TensorSpec& spec) {
+  auto opts = at::TensorOptions().dtype(scalarTypeFromDType(spec.dtype));
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(spec.seed);
+  at::Tensor t;
+  switch (spec.fill) {
+    case FillKind::Randn:
+      t = at::randn(spec.shape, gen, at::TensorOptions().dtype(at::kFloat)).to(opts.dtype());
+      break;
+    case FillKind::Rand:
+      t = at::rand(spec.shape, gen, at::TensorOptions().dtype(at::kFloat)).to(opts.dtype());
+      break;
+    case FillKind::Zeros: t = at::zeros(spec.shape, opts); break;
+    case FillKind::Ones: t = at::ones(spec.shape, opts); break;
+    case FillKind::Arange: {
+      int64_t n = 1;
+      for (auto d : spec.shape) n *= d;
+      t = at::arange(n, at::TensorOptions().dtype(at::kDouble)).to(opts.dtype()).reshape(spec.shape);
+      break;
+    }
+    case FillKind::Npy: break;  // handled by the caller
+  }
+  if (spec.dtype == DType::Bool && (spec.fill == FillKind::Randn || spec.fill == FillKind::Rand))
+    t = at::rand(spec.shape, gen) > 0.5;
+  return t;
+}
+
+}  // namespace oxport
+
+#include "oxport/npy.h"
+
+namespace oxport {
+
+static Result<c10::IValue> argToIValue(const ArgValue& a, const c10::TypePtr& type,
+                                       const std::string& where, std::vector<std::vector<int64_t>>::const_iterator& shape_it,
+                                       std::vector<std::vector<int64_t>>::const_iterator shape_end) {
+  using T = ArgValue;
+  if (a.isNone()) return c10::IValue();
+  if (auto b = std::get_if<bool>(&a.v)) return c10::IValue(*b);
+  if (auto i = std::get_if<int64_t>(&a.v)) {
+    if (type && type->kind() == c10::TypeKind::FloatType) return c10::IValue(static_cast<double>(*i));
+    return c10::IValue(*i);
+  }
+  if (auto d = std::get_if<double>(&a.v)) return c10::IValue(*d);
+  if (auto s = std::get_if<std::string>(&a.v)) return c10::IValue(*s);
+  if (auto ts = std::get_if<TensorSpec>(&a.v)) {
+    TensorSpec spec = *ts;
+    if (spec.fill == FillKind::Npy) {
+      auto r = readNpy(spec.npy);
+      if (!r.ok()) {
+        Error e = r.error();
+        for (auto& d : e.diagnostics()) d.option = where;
+        return e;
+      }
+      at::Tensor t = atFromHostTensor(*r);
+      if (shape_it != shape_end) {
+        // A shape override cannot resize file data; keep the file's.
+        ++shape_it;
+      }
+      return c10::IValue(t);
+    }
+    if (shape_it != shape_end) spec.shape = *shape_it++;
+    for (auto d : spec.shape)
+      if (d < 0) {
+        Diagnostic diag = makeError("bad-shape", where + ": dimension " + std::to_string(d) + " is negative",
+                                    "give every dimension a size of 0 or more");
+        diag.option = where;
+        return Error(diag);
+      }
+    return makeTensor(spec);
+  }
+  const auto& list = std::get<T::List>(a.v);
+  c10::TypePtr elem;
+  bool tuple = false;
+  if (type) {
+    auto t = type;
+    if (auto opt = t->cast<c10::OptionalType>()) t = opt->getElementType();
+    if (auto lt = t->cast<c10::ListType>()) elem = lt->getElementType();
+    if (t->cast<c10::TupleType>()) tuple = true;
+  }
+  std::vector<c10::IValue> items;
+  for (size_t i = 0; i < list.size(); ++i) {
+    c10::TypePtr et = elem;
+    if (tuple) {
+      auto tt = type->cast<c10::TupleType>();
+      if (!tt) tt = type->cast<c10::OptionalType>()->getElementType()->cast<c10::TupleType>();
+      if (i < tt->elements().size()) et = tt->elements()[i];
+    }
+    auto r = argToIValue(list[i], et, where + "[" + std::to_string(i) + "]", shape_it, shape_end);
+    if (!r.ok()) return r.error();
+    items.push_back(std::move(*r));
+  }
+  if (tuple) return c10::IValue(c10::ivalue::Tuple::create(std::move(items)));
+  if (!elem) {
+    // Infer the list type from the items.
+    if (!items.empty() && items[0].isTensor()) elem = c10::TensorType::get();
+    else if (!items.empty() && items[0].isDouble()) elem = c10::FloatType::get();
+    else if (!items.empty() && items[0].isBool()) elem = c10::BoolType::get();
+    else elem = c10::IntType::get();
+  }
+  c10::impl::GenericList gl(elem);
+  for (auto& it : items) {
+    if (elem->kind() == c10::TypeKind::FloatType && it.isInt()) gl.push_back(static_cast<double>(it.toInt()));
+    else gl.push_back(std::move(it));
+  }
+  return c10::IValue(gl);
+}
+
+static std::string argListText(const c10::FunctionSchema& s) {
+  std::string out;
+  for (size_t i = 1; i < s.arguments().size(); ++i) {
+    const auto& a = s.arguments()[i];
+    out += (out.empty() ? "" : ", ") + a.name() + ": " + a.type()->annotation_str();
+  }
+  return out.empty() ? "(none)" : out;
+}
+
+Result<ExampleArgs> buildExampleArgs(const jit::Module& module, const ExportOptions& options,
+                                     const std::vector<std::vector<int64_t>>& shapes) {
+  auto method = module.find_method("forward");
+  if (!method) return Error("no-forward", "the model has no forward() method", "save a module with a forward method");
+  const c10::FunctionSchema& schema = method->function().getSchema();
+  const auto& sargs = schema.arguments();
+  size_t nparams = sargs.size() - 1;  // without self
+  if (options.args.size() > nparams) {
+    Diagnostic d = makeError("too-many-args",
+                             "args has " + std::to_string(options.args.size()) + " positional arguments but forward() takes " +
+                                 std::to_string(nparams) + ": " + argListText(schema),
+                             "remove the extra arguments from args");
+    d.option = "args";
+    return Error(d);
+  }
+  ExampleArgs out;
+  std::vector<bool> given(nparams, false);
+  std::vector<c10::IValue> values(nparams);
+  auto shape_it = shapes.cbegin();
+  std::vector<Diagnostic> errors;
+  for (size_t i = 0; i < options.args.size(); ++i) {
+    auto r = argToIValue(options.args[i], sargs[i + 1].type(), "args[" + std::to_string(i) + "]", shape_it, shapes.cend());
+    if (!r.ok()) { for (auto& d : r.error().diagnostics()) errors.push_back(d); continue; }
+    values[i] = std::move(*r);
+    given[i] = true;
+  }
+  for (const auto& [name, arg] : options.kwargs) {
+    size_t idx = nparams;
+    for (size_t i = 0; i < nparams; ++i)
+      if (sargs[i + 1].name() == name) idx = i;
+    if (idx == nparams) {
+      Diagnostic d = makeError("unknown-kwarg", "kwargs names '" + name + "', which is not an argument of forward(" +
+                                                    argListText(schema) + ")",
+                               "use one of forward's argument names");
+      d.option = "kwargs." + name;
+      errors.push_back(d);
+      continue;
+    }
+    if (given[idx]) {
+      Diagnostic d = makeError("duplicate-arg", "argument '" + name + "' is given both in args and in kwargs",
+                               "give it only once");
+      d.option = "kwargs." + name;
+      errors.push_back(d);
+      continue;
+    }
+    auto r = argToIValue(arg, sargs[idx + 1].type(), "kwargs." + name, shape_it, shapes.cend());
+    if (!r.ok()) { for (auto& d : r.error().diagnostics()) errors.push_back(d); continue; }
+    values[idx] = std::move(*r);
+    given[idx] = true;
+  }
+  for (size_t i = 0; i < nparams; ++i) {
+    if (given[i]) continue;
+    const auto& a = sargs[i + 1];
+    if (a.default_value()) {
+      values[i] = *a.default_value();
+    } else if (a.type()->kind() == c10::TypeKind::OptionalType || a.type()->kind() == c10::TypeKind::NoneType) {
+      values[i] = c10::IValue();
+    } else {
+      Diagnostic d = makeError("missing-arg",
+                               "forward() argument '" + a.name() + "' (" + a.type()->annotation_str() +
+                                   ") has no value: it is not in args or kwargs and has no default",
+                               "add it to args (position " + std::to_string(i) + ") or to kwargs as \"" + a.name() + "\"");
+      d.option = "args";
+      errors.push_back(d);
+    }
+  }
+  if (!errors.empty()) return Error(errors);
+  for (size_t i = 0; i < nparams; ++i) {
+    out.values.push_back(values[i]);
+    out.names.push_back(sargs[i + 1].name());
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Frontend
+
+namespace {
+
+struct ScopeInfo {
+  std::vector<std::string> names, types;
+  std::string path;
+};
+
+ScopeInfo scopeOf(const jit::Node* n) {
+  ScopeInfo s;
+  if (auto cs = n->callstack()) {
+    for (const auto& entry : (*cs)->vec()) {
+      const auto& mi = std::get<2>(entry);
+      if (!mi) continue;
+      std::string name = mi->instance_name();
+      if (name.empty()) continue;
+      s.names.push_back(name);
+      auto ct = mi->class_type();
+      s.types.push_back(ct && ct->name() ? ct->name()->name() : std::string());
+      s.path += (s.path.empty() ? "" : ".") + name;
+    }
+  }
+  return s;
+}
+
+SourceLocation locationOf(const jit::Node* n) {
+  SourceLocation loc;
+  const auto& sr = n->sourceRange();
+  c10::optional<std::tuple<std::string, size_t, size_t>> flc;
+  if (auto orig = sr.findSourceRangeThatGenerated()) flc = orig->file_line_col();
+  if (!flc) flc = sr.file_line_col();
+  if (flc) {
+    loc.file = std::get<0>(*flc);
+    loc.line = static_cast<int>(std::get<1>(*flc));
+    loc.column = static_cast<int>(std::get<2>(*flc));
+  }
+  return loc;
+}
+
+ts::ValueType valueTypeOf(const c10::TypePtr& t0, ts::ValueType* elem) {
+  c10::TypePtr t = t0;
+  *elem = ts::ValueType::Other;
+  if (auto opt = t->cast<c10::OptionalType>()) t = opt->getElementType();
+  switch (t->kind()) {
+    case c10::TypeKind::TensorType: return ts::ValueType::Tensor;
+    case c10::TypeKind::IntType: return ts::ValueType::Int;
+    case c10::TypeKind::FloatType: return ts::ValueType::Float;
+    case c10::TypeKind::NumberType: return ts::ValueType::Float;
+    case c10::TypeKind::BoolType: return ts::ValueType::Bool;
+    case c10::TypeKind::NoneType: return ts::ValueType::None;
+    case c10::TypeKind::StringType: return ts::ValueType::String;
+    case c10::TypeKind::DeviceObjType: return ts::ValueType::Device;
+    case c10::TypeKind::ListType: {
+      ts::ValueType e2;
+      *elem = valueTypeOf(t->cast<c10::ListType>()->getElementType(), &e2);
+      return ts::ValueType::List;
+    }
+    case c10::TypeKind::TupleType: return ts::ValueType::Tuple;
+    default: return ts::ValueType::Other;
+  }
+}
+
+ts::TensorMeta metaOf(const at::Tensor& t) {
+  ts::TensorMeta m;
+  bool ok = true;
+  m.dtype = dtypeFromScalarType(t.is_quantized() ? c10::kFloat : t.scalar_type(), &ok);
+  m.shape = t.sizes().vec();
+  m.known = ok;
+  return m;
+}
+
+bool isTensorLike(const c10::IValue& v) { return v.isTensor(); }
+
+// Does the value's IValue contain a tensor (the folding rule treats those specially)?
+bool holdsTensor(const c10::IValue& v) {
+  if (v.isTensor()) return true;
+  if (v.isTensorList()) return true;
+  if (v.isList()) {
+    for (const auto& e : v.toListRef())
+      if (holdsTensor(e)) return true;
+  }
+  if (v.isTuple()) {
+    for (const auto& e : v.toTupleRef().elements())
+      if (holdsTensor(e)) return true;
+  }
+  return false;
+}
+
+// Ops whose result depends only on a tensor's metadata that does not vary with dynamic axes
+// (dtype, device, rank): known at export time even for inputs.
+bool isMetadataQuery(const jit::Node* n) {
+  static const std::unordered_set<std::string> kinds = {
+      "prim::dtype", "prim::device", "prim::layout", "aten::dim", "prim::is_cuda", "aten::is_floating_point",
+      "prim::requires_grad", "aten::is_complex", "prim::is_quantized", "aten::__is__", "aten::__isnot__"};
+  return kinds.count(n->kind().toQualString()) != 0;
+}
+
+class Frontend {
+ public:
+  Frontend(const jit::Module& module, const ExampleArgs& args, const ExportOptions& options,
+           const ProgressFn& progress, const CancelToken& cancel)
+      : module_(module), args_(args), options_(options), progress_(progress), cancel_(cancel) {}
+
+  Result<FrontendResult> run() {
+    report(Phase::Passes, 0.0, "inlining");
+    graph_ = module_.get_method("forward").graph()->copy();
+    jit::Inline(*graph_);
+    OXPORT_TRY(bakeArguments());
+    jit::LowerSimpleTuples(graph_);
+    try {
+      jit::RemoveTensorMutation(graph_);
+    } catch (const std::exception&) {
+      // Mutation that cannot be removed safely is executed as is by the example run.
+    }
+    jit::EliminateDeadCode(graph_);
+    if (cancel_.cancelled()) return Error("cancelled", "the export was cancelled");
+    report(Phase::Trace, 0.0, "running the model on the example inputs");
+    OXPORT_TRY(exampleRun());
+    report(Phase::Trace, 1.0, "example run done");
+    return lower();
+  }
+
+ private:
+  void report(Phase p, double f, const std::string& m) {
+    if (progress_) progress_(p, f, m);
+  }
+
+  // Replace forward's non-tensor arguments by constants and flatten tensor containers into
+  // plain tensor inputs.
+  Status bakeArguments() {
+    jit::Graph& g = *graph_;
+    size_t n = args_.values.size();
+    if (g.inputs().size() != n + 1)
+      return Error("internal", "forward graph has " + std::to_string(g.inputs().size() - 1) + " inputs, expected " +
+                                   std::to_string(n));
+    jit::WithInsertPoint guard(g.block()->nodes().front());
+    std::vector<jit::Value*> old_inputs(g.inputs().begin() + 1, g.inputs().end());
+    for (size_t i = 0; i < n; ++i) {
+      jit::Value* in = old_inputs[i];
+      const c10::IValue& v = args_.values[i];
+      jit::Value* repl = materialize(g, v, args_.names[i]);
+      if (!repl) {
+        Diagnostic d = makeError("unsupported-arg",
+                                 "argument '" + args_.names[i] + "' of type " + in->type()->annotation_str() +
+                                     " cannot be exported",
+                                 "pass tensors, numbers, bools, strings, None, or lists and tuples of them");
+        d.option = "args";
+        return Error(d);
+      }
+      in->replaceAllUsesWith(repl);
+    }
+    for (size_t i = n; i > 0; --i) g.eraseInput(i);
+    return okStatus();
+  }
+
+  // A graph value holding `v`: new graph inputs for tensors, constants for the rest.
+  jit::Value* materialize(jit::Graph& g, const c10::IValue& v, const std::string& name) {
+    if (v.isTensor()) {
+      jit::Value* in = g.addInput(name);
+      in->setType(c10::TensorType::create(v.toTensor()));
+      example_inputs_.push_back(v.toTensor());
+      return in;
+    }
+    if (!holdsTensor(v)) {
+      auto c = g.insertConstant(v);
+      return c;
+    }
+    std::vector<c10::IValue> elems = v.isList() ? v.toListRef().vec() : v.toTupleRef().elements().vec();
+    std::vector<jit::Value*> vals;
+    for (size_t i = 0; i < elems.size(); ++i) {
+      jit::Value* e = materialize(g, elems[i], name + "." + std::to_string(i));
+      if (!e) return nullptr;
+      vals.push_back(e);
+    }
+    jit::Node* node;
+    if (v.isTuple()) {
+      node = g.createTuple(vals);
+    } else {
+      node = g.createList(c10::TensorType::get(), vals);
+    }
+    g.insertNode(node);
+    return node->output();
+  }
+
+  Status exampleRun() {
+    jit::Graph& g = *graph_;
+    // Last top-level use of each value, to free activations early.
+    std::unordered_map<jit::Value*, size_t> last_use;
+    std::vector<jit::Node*> order(g.nodes().begin(), g.nodes().end());
+    for (size_t i = 0; i < order.size(); ++i) {
+      std::function<void(jit::Node*)> visit = [&](jit::Node* n) {
+        for (auto* in : n->inputs()) last_use[in] = i;
+        for (auto* b : n->blocks())
+          for (auto* bn : b->nodes()) visit(bn);
+        for (auto* b : n->blocks())
+          for (auto* o : b->outputs()) last_use[o] = i;
+      };
+      visit(order[i]);
+    }
+    for (auto* o : g.outputs()) last_use[o] = order.size();
+
+    env_[g.inputs()[0]] = module_._ivalue();
+    static_.insert(g.inputs()[0]);
+    paths_[g.inputs()[0]] = "";
+    for (size_t i = 1; i < g.inputs().size(); ++i) {
+      env_[g.inputs()[i]] = example_inputs_[i - 1];
+      recordMeta(g.inputs()[i]);
+    }
+    const bool fold = options_.do_constant_folding;
+    for (size_t i = 0; i < order.size(); ++i) {
+      if (cancel_.cancelled()) return Error("cancelled", "the export was cancelled");
+      jit::Node* n = order[i];
+      if (i % 32 == 0) report(Phase::Trace, static_cast<double>(i) / order.size(), n->kind().toQualString());
+      OXPORT_TRY(execute(n));
+      bool all_static = !n->isNondeterministic();
+      for (auto* in : n->inputs()) all_static = all_static && static_.count(in);
+      if (n->kind() == c10::prim::Constant || isMetadataQuery(n)) all_static = true;
+      if (all_static) {
+        for (auto* o : n->outputs()) {
+          const c10::IValue& v = env_[o];
+          bool is_param_attr = n->kind() == c10::prim::GetAttr;
+          bool tensorish = holdsTensor(v);
+          if (is_param_attr && v.isTensor() && !options_.export_params) continue;  // params become inputs
+          if (!tensorish || fold || is_param_attr || n->kind() == c10::prim::Constant ||
+              n->kind() == c10::prim::ListConstruct || n->kind() == c10::prim::TupleConstruct)
+            static_.insert(o);
+        }
+      }
+      for (auto* o : n->outputs()) recordMeta(o);
+      for (auto* in : n->inputs()) {
+        auto it = last_use.find(in);
+        if (it != last_use.end() && it->second == i && !static_.count(in)) env_.erase(in);
+      }
+    }
+    return okStatus();
+  }
+
+  void recordMeta(jit::Value* v) {
+    auto it = env_.find(v);
+    if (it == env_.end()) return;
+    const c10::IValue& iv = it->second;
+    if (iv.isTensor()) {
+      meta_[v] = metaOf(iv.toTensor());
+    } else if (iv.isTensorList() || (iv.isList() && holdsTensor(iv))) {
+      std::vector<ts::TensorMeta> ms;
+      for (const auto& e : iv.toListRef())
+        if (e.isTensor()) ms.push_back(metaOf(e.toTensor()));
+      elem_meta_[v] = std::move(ms);
+    } else if (iv.isTuple() && holdsTensor(iv)) {
+      std::vector<ts::TensorMeta> ms;
+      for (const auto& e : iv.toTupleRef().elements())
+        if (e.isTensor()) ms.push_back(metaOf(e.toTensor()));
+      elem_meta_[v] = std::move(ms);
+    } else if (iv.isInt() || iv.isDouble() || iv.isBool()) {
+      bool ok;
+      scalar_example_[v] = constantFromIValue(iv, &ok);
+    }
+  }
+
+  c10::IValue trainingFlag(const c10::IValue& obj) const {
+    switch (options_.training) {
+      case TrainingMode::Eval: return false;
+      case TrainingMode::Training: return true;
+      case TrainingMode::Preserve: break;
+    }
+    return obj.toObjectRef().getAttr("training");
+  }
+
+  Status execute(jit::Node* n) {
+    using namespace c10;
+    if (n->kind() == prim::Constant) {
+      auto iv = jit::toIValue(n->output());
+      env_[n->output()] = iv ? *iv : IValue();
+      return okStatus();
+    }
+    if (n->kind() == prim::GetAttr) {
+      const IValue& obj = env_.at(n->input());
+      const std::string& name = n->s(attr::name);
+      if (!obj.isObject()) return nodeError(n, "internal", "GetAttr on a value that is not an object");
+      auto& o = obj.toObjectRef();
+      if (name == "training" && o.type()->is_module()) env_[n->output()] = trainingFlag(obj);
+      else env_[n->output()] = o.getAttr(name);
+      auto pit = paths_.find(n->input());
+      if (pit != paths_.end()) paths_[n->output()] = pit->second.empty() ? name : pit->second + "." + name;
+      return okStatus();
+    }
+    if (!n->blocks().empty()) {
+      return nodeError(n, "control-flow",
+                       std::string(n->kind().toQualString()) +
+                           " (data-dependent control flow from torch.jit.script) is not supported yet",
+                       "trace the model with torch.jit.trace and example inputs, then export the traced file");
+    }
+    if (n->kind() == prim::ListConstruct) {
+      auto lt = n->output()->type()->cast<c10::ListType>();
+      c10::impl::GenericList list(lt ? lt->getElementType() : c10::AnyType::get());
+      for (auto* in : n->inputs()) list.push_back(env_.at(in));
+      env_[n->output()] = c10::IValue(list);
+      return okStatus();
+    }
+    if (n->kind() == prim::TupleConstruct) {
+      std::vector<IValue> items;
+      for (auto* in : n->inputs()) items.push_back(env_.at(in));
+      env_[n->output()] = c10::ivalue::Tuple::create(std::move(items));
+      return okStatus();
+    }
+    if (n->kind() == prim::ListUnpack || n->kind() == prim::TupleUnpack) {
+      const IValue& v = env_.at(n->input());
+      std::vector<IValue> items = v.isList() ? v.toListRef().vec() : v.toTupleRef().elements().vec();
+      if (items.size() != n->outputs().size())
+        return nodeError(n, "forward-failed", "unpacking " + std::to_string(items.size()) + " values into " +
+                                                  std::to_string(n->outputs().size()));
+      for (size_t i = 0; i < items.size(); ++i) env_[n->outputs()[i]] = items[i];
+      return okStatus();
+    }
+    if (n->kind() == prim::TupleIndex) {
+      const IValue& t = env_.at(n->input(0));
+      int64_t idx = env_.at(n->input(1)).toInt();
+      const auto& elems = t.toTupleRef().elements();
+      if (idx < 0) idx += static_cast<int64_t>(elems.size());
+      env_[n->output()] = elems.at(static_cast<size_t>(idx));
+      return okStatus();
+    }
+    if (n->kind() == prim::DictConstruct) {
+      auto dt = n->output()->type()->cast<c10::DictType>();
+      c10::impl::GenericDict dict(dt->getKeyType(), dt->getValueType());
+      for (size_t i = 0; i + 1 < n->inputs().size(); i += 2) dict.insert(env_.at(n->input(i)), env_.at(n->input(i + 1)));
+      env_[n->output()] = c10::IValue(dict);
+      return okStatus();
+    }
+    if (n->kind() == prim::unchecked_cast) {
+      env_[n->output()] = env_.at(n->input());
+      return okStatus();
+    }
+    if (n->kind() == prim::Uninitialized) {
+      env_[n->output()] = IValue();
+      return okStatus();
+    }
+    if (n->kind() == prim::RaiseException) {
+      return nodeError(n, "raises", "the model raises an exception on these example inputs",
+                       "check the shapes and values in args");
+    }
+    std::optional<jit::Operation> op;
+    try {
+      op.emplace(n->getOperation());
+    } catch (const std::exception& e) {
+      return nodeError(n, "no-kernel", std::string("libtorch cannot run ") + n->kind().toQualString() + ": " +
+                                           torchErrorMessage(e));
+    }
+    jit::Stack stack;
+    for (auto* in : n->inputs()) {
+      auto it = env_.find(in);
+      if (it == env_.end()) return nodeError(n, "internal", "input %" + in->debugName() + " has no value");
+      stack.push_back(it->second);
+    }
+    try {
+      (*op)(stack);
+    } catch (const std::exception& e) {
+      return nodeError(n, "forward-failed",
+                       std::string("the model fails on the example inputs at ") + n->kind().toQualString() + ": " +
+                           torchErrorMessage(e),
+                       "check the input shapes and dtypes in args against what forward() expects");
+    }
+    if (stack.size() != n->outputs().size())
+      return nodeError(n, "internal", "unexpected number of results from " + std::string(n->kind().toQualString()));
+    for (size_t i = 0; i < n->outputs().size(); ++i) env_[n->outputs()[i]] = std::move(stack[i]);
+    return okStatus();
+  }
+
+  Error nodeError(const jit::Node* n, std::string code, std::string msg, std::string hint = {}) const {
+    Diagnostic d = makeError(std::move(code), std::move(msg), std::move(hint));
+    d.node_kind = n->kind().toQualString();
+    d.module_path = scopeOf(n).path;
+    d.location = locationOf(n);
+    return Error(d);
+  }
+
+  // ---- lowering to ts IR
+  ts::Value* tsValue(jit::Value* v) {
+    auto it = map_.find(v);
+    if (it != map_.end()) return it->second;
+    // Static values become constants on first use.
+    if (static_.count(v)) {
+      bool ok = true;
+      const c10::IValue& iv = env_.at(v);
+      ts::Constant c = constantFromIValue(iv, &ok);
+      ts::Value* tv;
+      if (ok) {
+        tv = out_->newConstant(std::move(c), v->debugName());
+      } else {
+        tv = out_->newValue(ts::ValueType::Other, v->debugName());
+      }
+      auto pit = paths_.find(v);
+      if (pit != paths_.end() && iv.isTensor()) tv->param_name = pit->second;
+      map_[v] = tv;
+      return tv;
+    }
+    // Parameters as graph inputs (export_params=False).
+    auto pit = paths_.find(v);
+    if (pit != paths_.end() && meta_.count(v)) {
+      ts::Value* tv = out_->newValue(ts::ValueType::Tensor, pit->second);
+      tv->meta = meta_[v];
+      tv->param_name = pit->second;
+      param_inputs_.push_back(tv);
+      map_[v] = tv;
+      return tv;
+    }
+    return nullptr;
+  }
+
+  void fillValue(ts::Value* tv, jit::Value* v) {
+    ts::ValueType elem;
+    tv->type = valueTypeOf(v->type(), &elem);
+    tv->elem_type = elem;
+    if (auto m = meta_.find(v); m != meta_.end()) {
+      tv->meta = m->second;
+      tv->type = ts::ValueType::Tensor;
+    }
+    if (auto m = elem_meta_.find(v); m != elem_meta_.end()) tv->elem_meta = m->second;
+    if (auto s = scalar_example_.find(v); s != scalar_example_.end()) tv->example = s->second;
+    if (auto e = env_.find(v); e != env_.end() && e->second.isNone()) tv->type = ts::ValueType::None;
+  }
+
+  Result<FrontendResult> lower() {
+    out_ = std::make_unique<ts::Graph>();
+    jit::Graph& g = *graph_;
+    FrontendResult res;
+    for (size_t i = 1; i < g.inputs().size(); ++i) {
+      jit::Value* in = g.inputs()[i];
+      ts::Value* tv = out_->newValue(ts::ValueType::Tensor, in->debugName());
+      fillValue(tv, in);
+      map_[in] = tv;
+      out_->inputs.push_back(tv);
+      out_->input_param_names.push_back("");
+      res.input_debug_names.push_back(in->debugName());
+    }
+    res.user_input_count = static_cast<int>(out_->inputs.size());
+    for (jit::Node* n : g.nodes()) {
+      bool all_static = !n->outputs().empty();
+      for (auto* o : n->outputs()) all_static = all_static && static_.count(o);
+      if (all_static) continue;
+      if (n->kind() == c10::prim::GetAttr) {
+        if (tsValue(n->output())) continue;  // a parameter input
+      }
+      ts::Node* tn = out_->newNode(n->kind().toQualString());
+      for (auto* in : n->inputs()) {
+        ts::Value* tv = tsValue(in);
+        if (!tv) {
+          tv = out_->newValue(ts::ValueType::Other, in->debugName());
+          map_[in] = tv;
+        }
+        tn->inputs.push_back(tv);
+        tv->users.push_back(tn);
+      }
+      if (auto schema = n->maybeSchema()) {
+        tn->schema = c10::toString(*schema);
+        for (const auto& a : schema->arguments()) tn->arg_names.push_back(a.name());
+        tn->arg_names.resize(tn->inputs.size());
+      }
+      ScopeInfo s = scopeOf(n);
+      tn->module_path = s.path;
+      tn->scope = s.names;
+      tn->scope_types = s.types;
+      tn->location = locationOf(n);
+      tn->nondeterministic = n->isNondeterministic();
+      for (size_t i = 0; i < n->outputs().size(); ++i) {
+        jit::Value* o = n->outputs()[i];
+        ts::Value* tv = out_->newValue(ts::ValueType::Other, o->debugName());
+        fillValue(tv, o);
+        tv->producer = tn;
+        tv->offset = static_cast<int>(i);
+        tn->outputs.push_back(tv);
+        map_[o] = tv;
+      }
+      out_->nodes.push_back(tn);
+    }
+    for (auto* p : param_inputs_) {
+      out_->inputs.push_back(p);
+      out_->input_param_names.push_back(p->param_name);
+    }
+    for (auto* o : g.outputs()) {
+      ts::Value* tv = tsValue(o);
+      if (!tv) tv = map_.count(o) ? map_[o] : nullptr;
+      if (!tv) return Error("internal", "graph output %" + o->debugName() + " was not lowered");
+      out_->outputs.push_back(tv);
+    }
+    res.graph = std::move(out_);
+    return res;
+  }
+
+  const jit::Module& module_;
+  const ExampleArgs& args_;
+  const ExportOptions& options_;
+  const ProgressFn& progress_;
+  const CancelToken& cancel_;
+
+  std::shared_ptr<jit::Graph> graph_;
+  std::vector<at::Tensor> example_inputs_;
+  std::unordered_map<jit::Value*, c10::IValue> env_;
+  std::unordered_set<jit::Value*> static_;
+  std::unordered_map<jit::Value*, std::string> paths_;
+  std::unordered_map<jit::Value*, ts::TensorMeta> meta_;
+  std::unordered_map<jit::Value*, std::vector<ts::TensorMeta>> elem_meta_;
+  std::unordered_map<jit::Value*, ts::Constant> scalar_example_;
+
+  std::unique_ptr<ts::Graph> out_;
+  std::unordered_map<jit::Value*, ts::Value*> map_;
+  std::vector<ts::Value*> param_inputs_;
+};
+
+}  // namespace
+
+Result<FrontendResult> runFrontend(const jit::Module& module, const ExampleArgs& args,
+                                   const ExportOptions& options, const ProgressFn& progress,
+                                   const CancelToken& cancel) {
+  try {
+    Frontend f(module, args, options, progress, cancel);
+    return f.run();
+  } catch (const std::exception& e) {
+    return Error("frontend-failed", std::string("preparing the TorchScript graph failed: ") + torchErrorMessage(e));
+  }
+}
+
+}  // namespace oxport

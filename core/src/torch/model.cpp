@@ -1,1 +1,162 @@
-// placeholder: being written
+#include <torch/csrc/jit/serialization/import.h>
+#include <torch/version.h>
+
+#include <sstream>
+
+#include <filesystem>
+#include <fstream>
+
+#include <google/protobuf/stubs/common.h>
+#include <onnx/onnx_pb.h>
+
+#include "torch/frontend.h"
+#include "torch/model_impl.h"
+
+namespace oxport {
+
+std::string torchErrorMessage(const std::exception& e) {
+  std::string msg;
+  if (auto* ce = dynamic_cast<const c10::Error*>(&e)) msg = ce->what_without_backtrace();
+  else msg = e.what();
+  // Keep the first meaningful lines; drop C++ frames and the TorchScript traceback boilerplate.
+  std::string out;
+  size_t start = 0;
+  int lines = 0;
+  while (start < msg.size() && lines < 6) {
+    size_t end = msg.find('\n', start);
+    std::string line = msg.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    start = end == std::string::npos ? msg.size() : end + 1;
+    if (line.find("Exception raised from") != std::string::npos) break;
+    if (line.find("frame #") != std::string::npos) break;
+    if (line.empty()) continue;
+    out += (out.empty() ? "" : "\n") + line;
+    ++lines;
+  }
+  return out.empty() ? msg : out;
+}
+
+const char* modelKindName(ModelKind k) {
+  switch (k) {
+    case ModelKind::TracedModule: return "traced module";
+    case ModelKind::ScriptedModule: return "scripted module";
+    case ModelKind::ScriptFunction: return "script function";
+  }
+  return "?";
+}
+
+const ModelInfo& Model::info() const { return impl_->info; }
+
+static bool hasControlFlow(const torch::jit::Block* b) {
+  for (const auto* n : b->nodes()) {
+    if (n->kind() == c10::prim::If || n->kind() == c10::prim::Loop) return true;
+    for (const auto* sub : n->blocks())
+      if (hasControlFlow(sub)) return true;
+  }
+  return false;
+}
+
+Result<Model> Model::load(const std::filesystem::path& path, const ProgressFn& progress, const CancelToken& cancel) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::exists(path, ec))
+    return Error("file-not-found", "model file " + path.string() + " does not exist",
+                 "check the path; oxport reads files saved by torch.jit.save");
+  if (fs::is_directory(path, ec))
+    return Error("not-a-file", path.string() + " is a directory, not a model file",
+                 "pass the .pt file saved by torch.jit.save");
+  auto size = fs::file_size(path, ec);
+  if (ec || size == 0)
+    return Error("empty-file", "model file " + path.string() + " is empty",
+                 "save the model again with torch.jit.save(torch.jit.trace(model, example), path)");
+  {
+    std::ifstream f(path, std::ios::binary);
+    char magic[2] = {0, 0};
+    f.read(magic, 2);
+    if (!f || magic[0] != 'P' || magic[1] != 'K')
+      return Error("not-torchscript",
+                   path.string() + " is not a TorchScript archive (it is not a zip file)",
+                   "oxport reads files saved by torch.jit.save; a state_dict or a pickled module saved by "
+                   "torch.save must first be scripted or traced, then saved with torch.jit.save");
+  }
+  if (progress) progress(Phase::Load, 0.0, "loading " + path.filename().string());
+  auto impl = std::make_shared<Impl>();
+  try {
+    impl->module = torch::jit::load(path.string());
+  } catch (const std::exception& e) {
+    return Error("load-failed", "cannot load " + path.string() + " as TorchScript: " + torchErrorMessage(e),
+                 "the file may be truncated or saved by an incompatible PyTorch; save it again with "
+                 "torch.jit.save (PyTorch 1.13 or older formats are read)");
+  }
+  if (cancel.cancelled()) return Error("cancelled", "loading was cancelled");
+  auto method = impl->module.find_method("forward");
+  if (!method)
+    return Error("no-forward", path.string() + " has no forward() method", "save a module with a forward method");
+  ModelInfo& info = impl->info;
+  info.path = path;
+  const auto& schema = method->function().getSchema();
+  std::string type_name = impl->module.type()->name() ? impl->module.type()->name()->qualifiedName() : "";
+  auto graph = torch::jit::toGraphFunction(method->function()).graph();
+  if (type_name.find("PlaceholderModule") != std::string::npos) info.kind = ModelKind::ScriptFunction;
+  else if (hasControlFlow(graph->block())) info.kind = ModelKind::ScriptedModule;
+  else {
+    bool all_tensors = true;
+    for (size_t i = 1; i < schema.arguments().size(); ++i)
+      all_tensors = all_tensors && schema.arguments()[i].type()->kind() == c10::TypeKind::TensorType;
+    info.kind = all_tensors ? ModelKind::TracedModule : ModelKind::ScriptedModule;
+  }
+  for (size_t i = 1; i < schema.arguments().size(); ++i) {
+    const auto& a = schema.arguments()[i];
+    ArgumentInfo ai;
+    ai.name = a.name();
+    ai.type = a.type()->annotation_str();
+    ai.keyword_only = a.kwarg_only();
+    if (a.default_value()) {
+      ai.has_default = true;
+      std::ostringstream os;
+      os << *a.default_value();
+      ai.default_value = os.str();
+    }
+    info.arguments.push_back(ai);
+  }
+  std::ostringstream rt;
+  for (size_t i = 0; i < schema.returns().size(); ++i)
+    rt << (i ? ", " : "") << schema.returns()[i].type()->annotation_str();
+  info.return_type = rt.str();
+  {
+    std::ostringstream s;
+    s << "forward(";
+    for (size_t i = 0; i < info.arguments.size(); ++i) {
+      const auto& a = info.arguments[i];
+      s << (i ? ", " : "") << a.type << ' ' << a.name;
+      if (a.has_default) s << '=' << a.default_value;
+    }
+    s << ") -> " << info.return_type;
+    info.schema = s.str();
+  }
+  info.training = impl->module.is_training();
+  for (const auto& p : impl->module.named_parameters(true)) {
+    info.parameter_count += p.value.numel();
+    info.parameter_bytes += p.value.numel() * static_cast<int64_t>(p.value.element_size());
+  }
+  for (const auto& b : impl->module.named_buffers(true)) {
+    info.parameter_count += b.value.numel();
+    info.parameter_bytes += b.value.numel() * static_cast<int64_t>(b.value.element_size());
+  }
+  if (progress) progress(Phase::Load, 1.0, "loaded");
+  return Model(impl);
+}
+
+Versions versions() {
+  Versions v;
+  v.oxport = OXPORT_VERSION;
+  v.libtorch = TORCH_VERSION;
+  v.onnx = "1.12";
+#ifdef ONNX_VERSION
+  v.onnx = ONNX_VERSION;
+#endif
+  int pv = GOOGLE_PROTOBUF_VERSION;
+  v.protobuf = std::to_string(pv / 1000000) + "." + std::to_string(pv / 1000 % 1000) + "." + std::to_string(pv % 1000);
+  return v;
+}
+
+}  // namespace oxport

@@ -1,0 +1,532 @@
+#include "oxport/cli.h"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <sstream>
+
+#include "oxport/atomic_file.h"
+#include "oxport/model.h"
+#include "oxport/ops.h"
+#include "oxport/preset.h"
+#include "oxport/runtime.h"
+
+namespace oxport {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+const char* kMainHelp = R"(oxport - export TorchScript models (.pt from torch.jit.save) to ONNX
+
+usage:
+  oxport export MODEL.pt -o OUT.onnx [--preset P.json] [options]
+  oxport verify MODEL.pt OUT.onnx [--preset P.json] [options] [--tolerance T]
+  oxport inspect MODEL.pt [--preset P.json] [options]
+  oxport info MODEL.pt
+  oxport ops [--opset N] [--json]
+  oxport --version
+
+Run `oxport COMMAND --help` for the options of a command.
+Exit codes: 0 success, 1 the export or verification failed, 2 usage error.
+)";
+
+const char* kExportHelp = R"(usage: oxport export MODEL.pt -o OUT.onnx [--preset P.json] [options]
+
+Every option mirrors a key of the preset file (docs/PRESET.md); a flag overrides the preset.
+
+  -o, --output FILE              where to write the .onnx (written atomically)
+  --preset FILE                  read all options from a preset (model/output may be inside)
+  --arg SPEC                     a positional argument; repeat in order. SPEC is a tensor spec
+                                 ("1x3x224x224", "2x8:int64:arange", "1x3:float32:zeros:seed=3",
+                                 "npy=x.npy") or a JSON ARG ('3', 'true', 'null', '"s"',
+                                 '{"tensor": {...}}', '[...]')
+  --kwarg NAME=SPEC              a named argument of forward()
+  --input-names a,b              names of the graph inputs, in order
+  --output-names y,z             names of the graph outputs, in order
+  --dynamic-axes SPEC            NAME:AXIS[=LABEL][,AXIS[=LABEL]...]; repeat per tensor,
+                                 e.g. --dynamic-axes x:0=batch --dynamic-axes y:0
+  --opset N                      opset_version, 9 to 17 (default 11)
+  --training MODE                EVAL (default), PRESERVE or TRAINING
+  --operator-export-type T       ONNX, ONNX_FALLTHROUGH (default), ONNX_ATEN, ONNX_ATEN_FALLBACK
+  --export-params BOOL           default true; false makes parameters graph inputs
+  --do-constant-folding BOOL     default true
+  --keep-initializers-as-inputs true|false|none
+  --custom-opset DOMAIN=VERSION  repeatable
+  --verbose                      doc_strings with module scope and source line; print the graph
+  --report FILE                  write a JSON report (status, timings, counts, diagnostics)
+  --verify                       run the written model in ONNX Runtime and compare with libtorch
+  --tolerance T                  verification tolerance relative to the output's magnitude (1e-4)
+  --json                         print diagnostics as JSON
+)";
+
+struct CliError {
+  std::string message;
+};
+
+bool parseBool(const std::string& s, bool* out) {
+  if (s == "true" || s == "1" || s == "yes" || s == "on" || s == "True") { *out = true; return true; }
+  if (s == "false" || s == "0" || s == "no" || s == "off" || s == "False") { *out = false; return true; }
+  return false;
+}
+
+std::vector<std::string> splitList(const std::string& s, char sep = ',') {
+  std::vector<std::string> out;
+  std::string cur;
+  std::istringstream is(s);
+  while (std::getline(is, cur, sep))
+    if (!cur.empty()) out.push_back(cur);
+  return out;
+}
+
+// An ARG from the command line: a JSON value, or a compact tensor spec.
+Result<ArgValue> parseArg(const std::string& text) {
+  std::string t = text;
+  bool looks_json = !t.empty() && (t[0] == '{' || t[0] == '[' || t[0] == '"' || t == "null" || t == "true" ||
+                                   t == "false");
+  if (!looks_json) {
+    // A bare number is a number; anything else is a tensor spec.
+    char* end = nullptr;
+    long long iv = std::strtoll(t.c_str(), &end, 10);
+    if (end && *end == '\0' && !t.empty()) return ArgValue::integer(iv);
+    double dv = std::strtod(t.c_str(), &end);
+    if (end && *end == '\0' && !t.empty() && t.find_first_of(".eE") != std::string::npos) return ArgValue::number(dv);
+    OXPORT_ASSIGN(TensorSpec spec, parseTensorSpec(t));
+    return ArgValue::tensor(spec);
+  }
+  // Reuse the preset parser: wrap the value as the only element of "args".
+  std::string doc = std::string("{\"args\": [") + t + "]}";
+  OXPORT_ASSIGN(Preset p, parsePreset(doc));
+  return p.options.args.at(0);
+}
+
+struct ParsedArgs {
+  std::string command;
+  std::vector<std::string> positional;
+  std::optional<std::string> preset, output, report;
+  bool verify = false, json = false, help = false;
+  double tolerance = 1e-4;
+  std::optional<int> ops_opset;
+  // overrides
+  std::vector<std::function<Status(ExportOptions&)>> overrides;
+};
+
+Result<ParsedArgs> parseArgs(const std::vector<std::string>& args) {
+  ParsedArgs p;
+  if (args.empty()) return Error("usage", "no command given", "run `oxport --help`");
+  p.command = args[0];
+  std::vector<ArgValue> cli_args;
+  bool have_cli_args = false;
+  for (size_t i = 1; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&](const std::string& flag) -> Result<std::string> {
+      auto eq = a.find('=');
+      if (a.rfind("--", 0) == 0 && eq != std::string::npos) return a.substr(eq + 1);
+      if (i + 1 >= args.size()) return Error("usage", flag + " needs a value", "run `oxport " + p.command + " --help`");
+      return args[++i];
+    };
+    std::string flag = a;
+    if (a.rfind("--", 0) == 0 && a.find('=') != std::string::npos) flag = a.substr(0, a.find('='));
+    if (flag == "-h" || flag == "--help") { p.help = true; continue; }
+    if (flag == "-o" || flag == "--output") { OXPORT_ASSIGN(std::string v, value(flag)); p.output = v; continue; }
+    if (flag == "--preset") { OXPORT_ASSIGN(std::string v, value(flag)); p.preset = v; continue; }
+    if (flag == "--report") { OXPORT_ASSIGN(std::string v, value(flag)); p.report = v; continue; }
+    if (flag == "--verify") { p.verify = true; continue; }
+    if (flag == "--json") { p.json = true; continue; }
+    if (flag == "--verbose") { p.overrides.push_back([](ExportOptions& o) { o.verbose = true; return okStatus(); }); continue; }
+    if (flag == "--tolerance") {
+      OXPORT_ASSIGN(std::string v, value(flag));
+      char* end = nullptr;
+      p.tolerance = std::strtod(v.c_str(), &end);
+      if (!end || *end || p.tolerance <= 0) return Error("usage", "--tolerance takes a positive number, not '" + v + "'");
+      continue;
+    }
+    if (flag == "--arg") {
+      OXPORT_ASSIGN(std::string v, value(flag));
+      OXPORT_ASSIGN(ArgValue arg, parseArg(v));
+      cli_args.push_back(arg);
+      have_cli_args = true;
+      continue;
+    }
+    if (flag == "--kwarg") {
+      OXPORT_ASSIGN(std::string v, value(flag));
+      auto eq = v.find('=');
+      if (eq == std::string::npos || eq == 0) return Error("usage", "--kwarg takes NAME=SPEC, not '" + v + "'");
+      std::string name = v.substr(0, eq);
+      OXPORT_ASSIGN(ArgValue arg, parseArg(v.substr(eq + 1)));
+      p.overrides.push_back([name, arg](ExportOptions& o) {
+        for (auto& kv : o.kwargs)
+          if (kv.first == name) { kv.second = arg; return okStatus(); }
+        o.kwargs.emplace_back(name, arg);
+        return okStatus();
+      });
+      continue;
+    }
+    if (flag == "--input-names" || flag == "--output-names") {
+      OXPORT_ASSIGN(std::string v, value(flag));
+      auto names = splitList(v);
+      bool in = flag == "--input-names";
+      p.overrides.push_back([names, in](ExportOptions& o) {
+        (in ? o.input_names : o.output_names) = names;
+        return okStatus();
+      });
+      continue;
+    }
+    if (flag == "--dynamic-axes") {
+      OXPORT_ASSIGN(std::string v, value(flag));
+      auto colon = v.find(':');
+      if (colon == std::string::npos || colon == 0)
+        return Error("usage", "--dynamic-axes takes NAME:AXIS[=LABEL],..., not '" + v + "'");
+      std::string name = v.substr(0, colon);
+      DynamicAxisSpec spec;
+      spec.list_form = true;
+      for (const auto& part : splitList(v.substr(colon + 1))) {
+        auto eq = part.find('=');
+        std::string ax = eq == std::string::npos ? part : part.substr(0, eq);
+        char* end = nullptr;
+        long long axis = std::strtoll(ax.c_str(), &end, 10);
+        if (ax.empty() || !end || *end) return Error("usage", "--dynamic-axes: '" + ax + "' is not an axis number");
+        std::string label = eq == std::string::npos ? "" : part.substr(eq + 1);
+        if (!label.empty()) spec.list_form = false;
+        spec.axes[axis] = label;
+      }
+      p.overrides.push_back([name, spec](ExportOptions& o) {
+        o.dynamic_axes[name] = spec;
+        return okStatus();
+      });
+      continue;
+    }
+    if (flag == "--opset" || flag == "--opset-version") {
+      OXPORT_ASSIGN(std::string v, value(flag));
+      char* end = nullptr;
+      long n = std::strtol(v.c_str(), &end, 10);
+      if (v.empty() || !end || *end) return Error("usage", "--opset takes a number, not '" + v + "'");
+      if (p.command == "ops") p.ops_opset = static_cast<int>(n);
+      p.overrides.push_back([n](ExportOptions& o) { o.opset_version = static_cast<int>(n); return okStatus(); });
+      continue;
+    }
+    if (flag == "--training") {
+      OXPORT_ASSIGN(std::string v, value(flag));
+      auto m = parseTrainingMode(v);
+      if (!m) return Error("usage", "--training takes EVAL, PRESERVE or TRAINING, not '" + v + "'");
+      p.overrides.push_back([m](ExportOptions& o) { o.training = *m; return okStatus(); });
+      continue;
+    }
+    if (flag == "--operator-export-type") {
+      OXPORT_ASSIGN(std::string v, value(flag));
+      auto t = parseOperatorExportType(v);
+      if (!t) return Error("usage", "--operator-export-type takes ONNX, ONNX_FALLTHROUGH, ONNX_ATEN or ONNX_ATEN_FALLBACK, not '" + v + "'");
+      p.overrides.push_back([t](ExportOptions& o) { o.operator_export_type = *t; return okStatus(); });
+      continue;
+    }
+    if (flag == "--export-params" || flag == "--do-constant-folding") {
+      OXPORT_ASSIGN(std::string v, value(flag));
+      bool b;
+      if (!parseBool(v, &b)) return Error("usage", flag + " takes true or false, not '" + v + "'");
+      bool ep = flag == "--export-params";
+      p.overrides.push_back([b, ep](ExportOptions& o) {
+        (ep ? o.export_params : o.do_constant_folding) = b;
+        return okStatus();
+      });
+      continue;
+    }
+    if (flag == "--keep-initializers-as-inputs") {
+      OXPORT_ASSIGN(std::string v, value(flag));
+      std::optional<bool> k;
+      bool b;
+      if (v == "none" || v == "None" || v == "null") k = std::nullopt;
+      else if (parseBool(v, &b)) k = b;
+      else return Error("usage", flag + " takes true, false or none, not '" + v + "'");
+      p.overrides.push_back([k](ExportOptions& o) { o.keep_initializers_as_inputs = k; return okStatus(); });
+      continue;
+    }
+    if (flag == "--custom-opset") {
+      OXPORT_ASSIGN(std::string v, value(flag));
+      auto eq = v.find('=');
+      char* end = nullptr;
+      long ver = eq == std::string::npos ? 0 : std::strtol(v.c_str() + eq + 1, &end, 10);
+      if (eq == std::string::npos || eq == 0 || !end || *end)
+        return Error("usage", "--custom-opset takes DOMAIN=VERSION, not '" + v + "'");
+      std::string domain = v.substr(0, eq);
+      p.overrides.push_back([domain, ver](ExportOptions& o) { o.custom_opsets[domain] = ver; return okStatus(); });
+      continue;
+    }
+    if (a.rfind("-", 0) == 0 && a.size() > 1)
+      return Error("usage", "unknown option " + a, "run `oxport " + p.command + " --help`");
+    p.positional.push_back(a);
+  }
+  if (have_cli_args)
+    p.overrides.insert(p.overrides.begin(), [cli_args](ExportOptions& o) { o.args = cli_args; return okStatus(); });
+  return p;
+}
+
+void printDiagnostics(std::ostream& os, const std::vector<Diagnostic>& ds, bool as_json) {
+  if (ds.empty()) return;
+  if (as_json) {
+    os << toJson(ds) << "\n";
+    return;
+  }
+  for (const auto& d : ds) os << d.toString() << "\n";
+}
+
+int usageError(std::ostream& err, const Error& e) {
+  err << "oxport: " << e.first().message << "\n";
+  if (!e.first().hint.empty()) err << "  hint: " << e.first().hint << "\n";
+  return 2;
+}
+
+// Options from the preset (if any) with the flags applied on top. Model and output paths from the
+// preset are resolved against the preset's folder.
+struct Job {
+  ExportOptions options;
+  std::string model, output;
+};
+
+Result<Job> makeJob(const ParsedArgs& p, size_t model_pos) {
+  Job job;
+  if (p.preset) {
+    OXPORT_ASSIGN(Preset preset, loadPreset(*p.preset));
+    job.options = preset.options;
+    for (auto* list : {&job.options.args}) {
+      std::function<void(ArgValue&)> fix = [&](ArgValue& a) {
+        if (auto* t = std::get_if<TensorSpec>(&a.v)) {
+          if (t->fill == FillKind::Npy) t->npy = resolvePresetPath(*p.preset, t->npy).string();
+        } else if (auto* l = std::get_if<ArgValue::List>(&a.v)) {
+          for (auto& e : *l) fix(e);
+        }
+      };
+      for (auto& a : *list) fix(a);
+      for (auto& kv : job.options.kwargs) fix(kv.second);
+    }
+    if (preset.model) job.model = resolvePresetPath(*p.preset, *preset.model).string();
+    if (preset.output) job.output = resolvePresetPath(*p.preset, *preset.output).string();
+  }
+  for (const auto& f : p.overrides) OXPORT_TRY(f(job.options));
+  if (p.positional.size() > model_pos) job.model = p.positional[model_pos];
+  if (p.output) job.output = *p.output;
+  if (job.model.empty()) return Error("usage", "no model file given", "pass MODEL.pt or a preset with \"model\"");
+  return job;
+}
+
+std::string shapeText(const std::vector<int64_t>& s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + "]";
+}
+
+json statsJson(const ExportStats& s) {
+  json j;
+  j["phase_ms"] = s.phase_ms;
+  j["onnx_nodes"] = s.onnx_nodes;
+  j["torch_nodes"] = s.torch_nodes;
+  j["initializers"] = s.initializers;
+  j["initializer_bytes"] = s.initializer_bytes;
+  j["file_bytes"] = s.file_bytes;
+  j["external_data"] = s.external_data;
+  j["checker_passed"] = s.checker_passed;
+  j["shape_inference_passed"] = s.shape_inference_passed;
+  j["onnx_op_histogram"] = s.onnx_op_histogram;
+  j["torch_op_histogram"] = s.torch_op_histogram;
+  return j;
+}
+
+int cmdExportOrVerify(const ParsedArgs& p, std::ostream& out, std::ostream& err, bool verify_only) {
+  auto t0 = std::chrono::steady_clock::now();
+  auto jobr = makeJob(p, 0);
+  if (!jobr.ok()) {
+    if (jobr.error().code() == "usage") return usageError(err, jobr.error());
+    printDiagnostics(err, jobr.error().diagnostics(), p.json);
+    return 2;
+  }
+  Job& job = *jobr;
+  if (verify_only) {
+    if (p.positional.size() < 2) return usageError(err, Error("usage", "verify needs MODEL.pt and MODEL.onnx"));
+    job.output = p.positional[1];
+  }
+  if (job.output.empty())
+    return usageError(err, Error("usage", "no output file given", "pass -o OUT.onnx (or set \"output\" in the preset)"));
+  json report;
+  report["model"] = job.model;
+  report["output"] = job.output;
+  auto writeReport = [&](const std::string& status) -> int {
+    report["status"] = status;
+    report["total_ms"] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (!p.report) return 0;
+    Status s = writeFileAtomically(*p.report, report.dump(2) + "\n");
+    if (!s.ok()) {
+      err << s.error().message() << "\n";
+      return 1;
+    }
+    return 0;
+  };
+  auto model = Model::load(job.model);
+  if (!model.ok()) {
+    printDiagnostics(err, model.error().diagnostics(), p.json);
+    report["errors"] = json::parse(toJson(model.error().diagnostics()));
+    writeReport("failed");
+    return 1;
+  }
+  bool ok = true;
+  if (!verify_only) {
+    auto r = model->exportOnnx(job.options, OutputTarget::toFile(job.output));
+    if (!r.ok()) {
+      printDiagnostics(err, r.error().diagnostics(), p.json);
+      report["errors"] = json::parse(toJson(r.error().diagnostics()));
+      writeReport("failed");
+      err << "oxport: export failed; " << job.output << " was not written\n";
+      return 1;
+    }
+    printDiagnostics(err, r->diagnostics, p.json);
+    if (job.options.verbose) out << r->verbose_log;
+    const auto& s = r->stats;
+    out << "wrote " << job.output << " (" << s.file_bytes << " bytes, opset " << job.options.opset_version << ", "
+        << s.onnx_nodes << " nodes, " << s.initializers << " initializers)\n";
+    out << "  inputs:  ";
+    for (size_t i = 0; i < r->input_names.size() && i < 8; ++i) out << (i ? ", " : "") << r->input_names[i];
+    if (r->input_names.size() > 8) out << ", ... (" << r->input_names.size() << ")";
+    out << "\n  outputs: ";
+    for (size_t i = 0; i < r->output_names.size(); ++i) out << (i ? ", " : "") << r->output_names[i];
+    out << "\n  checker: " << (s.checker_passed ? "passed" : "not run")
+        << ", shape inference: " << (s.shape_inference_passed ? "passed" : "not run") << "\n";
+    report["stats"] = statsJson(s);
+    report["inputs"] = r->input_names;
+    report["outputs"] = r->output_names;
+    report["warnings"] = json::parse(toJson(r->diagnostics));
+  }
+  if (p.verify || verify_only) {
+    auto rt = makeDefaultRuntime();
+    if (!rt.ok()) {
+      printDiagnostics(err, rt.error().diagnostics(), p.json);
+      report["verify"] = {{"error", rt.error().message()}};
+      writeReport("failed");
+      return 1;
+    }
+    VerifyOptions vo;
+    vo.tolerance = p.tolerance;
+    auto vr = verifyExport(*model, job.options, job.output, **rt, vo);
+    if (!vr.ok()) {
+      printDiagnostics(err, vr.error().diagnostics(), p.json);
+      writeReport("failed");
+      return 1;
+    }
+    out << vr->toText();
+    report["verify"] = json::parse(vr->toJson());
+    ok = vr->passed;
+  }
+  if (writeReport(ok ? "ok" : "verify-failed") != 0) return 1;
+  return ok ? 0 : 1;
+}
+
+int cmdInspect(const ParsedArgs& p, std::ostream& out, std::ostream& err) {
+  auto jobr = makeJob(p, 0);
+  if (!jobr.ok()) return usageError(err, jobr.error());
+  auto model = Model::load(jobr->model);
+  if (!model.ok()) {
+    printDiagnostics(err, model.error().diagnostics(), p.json);
+    return 1;
+  }
+  auto g = model->inspect(jobr->options);
+  if (!g.ok()) {
+    printDiagnostics(err, g.error().diagnostics(), p.json);
+    return 1;
+  }
+  out << g->toText();
+  return 0;
+}
+
+int cmdInfo(const ParsedArgs& p, std::ostream& out, std::ostream& err) {
+  if (p.positional.empty()) return usageError(err, Error("usage", "info needs MODEL.pt"));
+  auto model = Model::load(p.positional[0]);
+  if (!model.ok()) {
+    printDiagnostics(err, model.error().diagnostics(), p.json);
+    return 1;
+  }
+  const auto& i = model->info();
+  if (p.json) {
+    json j;
+    j["path"] = i.path.string();
+    j["kind"] = modelKindName(i.kind);
+    j["schema"] = i.schema;
+    j["training"] = i.training;
+    j["parameter_count"] = i.parameter_count;
+    j["parameter_bytes"] = i.parameter_bytes;
+    json args = json::array();
+    for (const auto& a : i.arguments)
+      args.push_back({{"name", a.name}, {"type", a.type}, {"has_default", a.has_default}, {"default", a.default_value},
+                      {"keyword_only", a.keyword_only}});
+    j["arguments"] = args;
+    out << j.dump(2) << "\n";
+    return 0;
+  }
+  out << i.path.string() << ": " << modelKindName(i.kind) << "\n"
+      << "  " << i.schema << "\n"
+      << "  parameters and buffers: " << i.parameter_count << " elements, " << i.parameter_bytes << " bytes\n"
+      << "  saved in " << (i.training ? "training" : "eval") << " mode\n";
+  return 0;
+}
+
+int cmdOps(const ParsedArgs& p, std::ostream& out) {
+  auto ops = supportedOps();
+  if (p.ops_opset) {
+    std::vector<OpSupport> kept;
+    for (auto& o : ops)
+      if (std::find(o.opsets.begin(), o.opsets.end(), *p.ops_opset) != o.opsets.end()) kept.push_back(o);
+    ops = kept;
+  }
+  if (p.json) {
+    json j = json::array();
+    for (const auto& o : ops)
+      j.push_back({{"op", o.kind}, {"opsets", o.opsets}, {"min_opset", o.min_opset}, {"family", o.family}});
+    out << j.dump(2) << "\n";
+    return 0;
+  }
+  for (const auto& o : ops) {
+    out << o.kind;
+    if (o.min_opset > kMinOpset || o.max_opset < kMaxOpset)
+      out << "  (opset " << o.min_opset << "-" << o.max_opset << ")";
+    out << "\n";
+  }
+  out << ops.size() << " ops\n";
+  return 0;
+}
+
+}  // namespace
+
+int runCli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  if (args.empty() || args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+    (args.empty() ? err : out) << kMainHelp;
+    return args.empty() ? 2 : 0;
+  }
+  if (args[0] == "--version" || args[0] == "version") {
+    auto v = versions();
+    out << "oxport " << v.oxport << " (libtorch " << v.libtorch << ", ONNX " << v.onnx << ", protobuf " << v.protobuf
+        << ")\n";
+    return 0;
+  }
+  auto parsed = parseArgs(args);
+  if (!parsed.ok()) return usageError(err, parsed.error());
+  const ParsedArgs& p = *parsed;
+  const std::string& cmd = p.command;
+  if (p.help) {
+    out << (cmd == "export" || cmd == "verify" || cmd == "inspect" ? kExportHelp : kMainHelp);
+    return 0;
+  }
+  try {
+    if (cmd == "export") return cmdExportOrVerify(p, out, err, false);
+    if (cmd == "verify") return cmdExportOrVerify(p, out, err, true);
+    if (cmd == "inspect") return cmdInspect(p, out, err);
+    if (cmd == "info") return cmdInfo(p, out, err);
+    if (cmd == "ops") return cmdOps(p, out);
+  } catch (const std::exception& e) {
+    err << "oxport: internal error: " << e.what() << "\n";
+    return 1;
+  }
+  err << "oxport: unknown command '" << cmd << "'\n" << kMainHelp;
+  return 2;
+}
+
+}  // namespace oxport

@@ -1,0 +1,58 @@
+// The explicit converter registry: aten symbol + opset range -> converter. Each op family file
+// ends in one register...Ops(Registry&) function; registry.cpp calls them all, in one list.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "convert/context.h"
+
+namespace oxport::convert {
+
+using ConvertFn = std::function<Status(Context&, const Node&)>;
+
+struct OpEntry {
+  std::string kind;   // "aten::conv2d"
+  int min_opset = kMinOpset;
+  int max_opset = kMaxOpset;
+  ConvertFn fn;
+  std::string family;  // "conv", "activation" ...
+};
+
+class Registry {
+ public:
+  // Registers a converter for opsets [min_opset, max_opset]. Several entries per kind may
+  // cover different opset ranges (the best form for each).
+  void add(const std::string& kind, ConvertFn fn, int min_opset = kMinOpset, int max_opset = kMaxOpset);
+  void setFamily(std::string family) { family_ = std::move(family); }
+
+  const OpEntry* find(const std::string& kind, int opset) const;
+  // Lowest opset at which `kind` converts, or 0 when it never does.
+  int minOpset(const std::string& kind) const;
+  bool knows(const std::string& kind) const { return entries_.count(kind) != 0; }
+  std::vector<std::string> kinds() const;
+  const std::vector<OpEntry>& entries(const std::string& kind) const;
+
+ private:
+  std::map<std::string, std::vector<OpEntry>> entries_;
+  std::string family_;
+};
+
+// The registry with every built-in converter (built once, on first use, thread-safe).
+const Registry& builtinRegistry();
+
+// One function per op family (ops_<family>.cpp).
+void registerStructuralOps(Registry& r);   // ops_misc.cpp: prim:: list/tuple plumbing, Int, size
+void registerConvOps(Registry& r);
+void registerNormOps(Registry& r);
+void registerPoolOps(Registry& r);
+void registerActivationOps(Registry& r);
+void registerElementwiseOps(Registry& r);
+void registerLinearOps(Registry& r);
+void registerShapeOps(Registry& r);
+void registerTensorOps(Registry& r);
+void registerReduceOps(Registry& r);
+
+}  // namespace oxport::convert

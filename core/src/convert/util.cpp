@@ -1,0 +1,44 @@
+#include "convert/util.h"
+
+#include <cstring>
+
+#include "convert/registry.h"
+
+namespace oxport::convert {
+
+std::vector<int64_t> expandInts(const std::vector<int64_t>& v, size_t n) {
+  if (v.size() == 1 && n > 1) return std::vector<int64_t>(n, v[0]);
+  return v;
+}
+
+std::vector<int64_t> symmetricPads(const std::vector<int64_t>& pad) {
+  std::vector<int64_t> out(pad);
+  out.insert(out.end(), pad.begin(), pad.end());
+  return out;
+}
+
+HostTensor transpose2D(const HostTensor& t) {
+  const int64_t r = t.shape.at(0), c = t.shape.at(1);
+  const size_t es = dtypeSize(t.dtype);
+  std::vector<unsigned char> out(t.nbytes);
+  const auto* src = static_cast<const unsigned char*>(t.data);
+  for (int64_t i = 0; i < r; ++i)
+    for (int64_t j = 0; j < c; ++j) std::memcpy(&out[(j * r + i) * es], &src[(i * c + j) * es], es);
+  return HostTensor::fromBytes(t.dtype, {c, r}, std::move(out));
+}
+
+Result<std::vector<std::string>> promotedInputs(Context& ctx, const Node& n, const std::vector<size_t>& idx) {
+  DType out = n.output(0)->meta.dtype;
+  std::vector<std::string> names;
+  for (size_t i : idx) {
+    OXPORT_ASSIGN(std::string s, ctx.tensorOfType(n.input(i), out));
+    names.push_back(s);
+  }
+  return names;
+}
+
+void addAll(Registry& r, const std::vector<std::string>& kinds, const ConvertFn& fn, int min_opset, int max_opset) {
+  for (const auto& k : kinds) r.add(k, fn, min_opset, max_opset);
+}
+
+}  // namespace oxport::convert

@@ -1,0 +1,33 @@
+// Small helpers shared by converter files.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "convert/registry.h"
+
+namespace oxport::convert {
+
+// Expands a 1-element int list to n elements (PyTorch's int-or-tuple arguments).
+std::vector<int64_t> expandInts(const std::vector<int64_t>& v, size_t n);
+
+// ONNX pads from PyTorch's symmetric padding: begins then ends.
+std::vector<int64_t> symmetricPads(const std::vector<int64_t>& pad);
+
+// Host-side transpose of a 2-D constant (for folding weight transposes).
+HostTensor transpose2D(const HostTensor& t);
+
+// Binds a single-output converter result.
+inline Status bindOut(Context& ctx, const Node& n, const std::string& name) {
+  ctx.bind(n.output(0), name);
+  return okStatus();
+}
+
+// Inputs of an elementwise op, cast to the dtype the example run produced at the output.
+Result<std::vector<std::string>> promotedInputs(Context& ctx, const Node& n, const std::vector<size_t>& idx);
+
+// Registers the same converter under several kinds (e.g. aten::relu and aten::relu_).
+void addAll(Registry& r, const std::vector<std::string>& kinds, const ConvertFn& fn, int min_opset = kMinOpset,
+            int max_opset = kMaxOpset);
+
+}  // namespace oxport::convert

@@ -1,0 +1,89 @@
+// The core's own ONNX graph, built by the converters and written by writer.cpp. Plain C++: no
+// protobuf here, so converters and passes compile fast and the UI can preview it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "oxport/graph_view.h"
+#include "oxport/tensor.h"
+
+namespace oxport::onnx_ir {
+
+struct Graph;
+
+struct Attribute {
+  std::string name;
+  std::variant<int64_t, float, std::string, std::vector<int64_t>, std::vector<float>,
+               std::vector<std::string>, HostTensor, std::shared_ptr<Graph>>
+      value;
+  std::string toString() const;
+};
+
+// A dimension: a fixed size, a symbolic name, or unknown.
+struct Dim {
+  int64_t value = -1;  // >= 0 when fixed
+  std::string param;   // symbolic name, when dynamic
+  static Dim fixed(int64_t v) { Dim d; d.value = v; return d; }
+  static Dim symbol(std::string p) { Dim d; d.param = std::move(p); return d; }
+  static Dim unknown() { return Dim{}; }
+};
+
+struct ValueInfo {
+  std::string name;
+  DType dtype = DType::Float32;
+  bool has_shape = false;
+  std::vector<Dim> shape;
+};
+
+struct Node {
+  std::string op_type;
+  std::string domain;  // "" = ai.onnx
+  std::string name;
+  std::vector<std::string> inputs;   // "" = absent optional input
+  std::vector<std::string> outputs;
+  std::vector<Attribute> attributes;
+  std::string doc_string;
+  std::vector<int> origins;          // ids of the TorchScript nodes it came from
+  std::string module_path;
+  SourceLocation location;
+
+  const Attribute* attr(const std::string& n) const;
+};
+
+struct Initializer {
+  std::string name;
+  HostTensor tensor;
+};
+
+struct Graph {
+  std::string name = "main_graph";
+  std::vector<Node> nodes;
+  std::vector<ValueInfo> inputs;
+  std::vector<ValueInfo> outputs;
+  std::vector<Initializer> initializers;
+  std::vector<ValueInfo> value_info;
+  std::string doc_string;
+};
+
+struct Model {
+  Graph graph;
+  std::map<std::string, int64_t> opset_imports;  // domain -> version ("" = ai.onnx)
+  std::string producer_name = "oxport";
+  std::string producer_version;
+  std::string doc_string;
+  int64_t ir_version = 6;
+};
+
+// The IR version a model with this opset should carry (opset 9 -> 4 ... opset 17 -> 8).
+int64_t irVersionForOpset(int opset);
+
+// A view for the preview and `inspect`.
+GraphView toGraphView(const Graph& g);
+
+}  // namespace oxport::onnx_ir

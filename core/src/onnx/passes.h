@@ -1,0 +1,34 @@
+// Passes over the core's ONNX IR, run after conversion. Each has a name and a one-line summary;
+// the exporter runs them as an ordered list.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "onnx/onnx_ir.h"
+#include "oxport/diagnostic.h"
+
+namespace oxport::onnx_ir {
+
+struct PassInfo {
+  const char* name;
+  const char* summary;
+};
+
+// Removes nodes whose outputs nothing uses (graph outputs are used).
+int eliminateDeadNodes(Graph& g);
+// Removes initializers no node or output uses.
+int removeUnusedInitializers(Graph& g);
+// Initializers with identical dtype, shape and bytes are kept once.
+int deduplicateInitializers(Graph& g);
+// Folds BatchNormalization (inference form) into a preceding Conv whose weights are
+// initializers and whose output feeds only that BatchNormalization.
+int foldBatchNormIntoConv(Graph& g);
+// Removes Identity nodes whose output is not a graph output.
+int eliminateIdentities(Graph& g);
+// Renames a tensor everywhere (node inputs and outputs, graph inputs/outputs, value_info).
+void renameTensor(Graph& g, const std::string& from, const std::string& to);
+
+const std::vector<PassInfo>& passCatalog();
+
+}  // namespace oxport::onnx_ir

@@ -1,0 +1,36 @@
+// Private: serializing the core's ONNX IR with libonnx's protobuf types, the checker, shape
+// inference, atomic writes and external data.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "onnx/onnx_ir.h"
+#include "oxport/diagnostic.h"
+#include "oxport/model.h"
+
+namespace oxport::onnx_ir {
+
+struct WriteReport {
+  bool checker_passed = false;
+  bool shape_inference_passed = false;
+  int64_t bytes = 0;
+  bool external_data = false;
+  std::vector<Diagnostic> warnings;
+};
+
+struct WriteSettings {
+  bool check = true;
+  // Above this many bytes of initializers, large tensors go to "<file>.data" beside the model.
+  int64_t external_data_threshold = int64_t(1800) * 1024 * 1024;
+  std::vector<std::string> dynamic_output_names;  // outputs whose unknown dims stay symbolic
+};
+
+// Runs ONNX shape inference and fills in output shapes that the exporter left unknown.
+Status inferOutputShapes(Model& model);
+
+// Full check (checker + strict shape inference), then writes. The file is written atomically.
+Result<WriteReport> writeModel(const Model& model, const OutputTarget& target, const WriteSettings& settings);
+
+}  // namespace oxport::onnx_ir

@@ -1,0 +1,46 @@
+// Private: from a loaded TorchScript module and example arguments to the core's own IR.
+// Inline with module call stacks, bake non-tensor arguments, run the graph node by node on the
+// example inputs (shapes, dtypes, dynamic scalars; folding of input-independent values), lower.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <torch/script.h>
+
+#include "ir/ts_ir.h"
+#include "oxport/options.h"
+#include "oxport/progress.h"
+
+namespace oxport {
+
+struct FrontendResult {
+  std::unique_ptr<ts::Graph> graph;
+  std::vector<Diagnostic> warnings;
+  std::vector<std::string> input_debug_names;  // user tensor inputs, flattened
+  int user_input_count = 0;                    // graph inputs before the parameters
+};
+
+struct ExampleArgs {
+  std::vector<c10::IValue> values;  // one per forward argument after self (defaults filled in)
+  std::vector<std::string> names;   // their schema names
+};
+
+// Builds forward's arguments from the options: positional args, then kwargs by name, then
+// schema defaults, then None for Optional arguments. `shapes` overrides tensor shapes in order.
+Result<ExampleArgs> buildExampleArgs(const torch::jit::Module& module, const ExportOptions& options,
+                                     const std::vector<std::vector<int64_t>>& shapes = {});
+
+Result<FrontendResult> runFrontend(const torch::jit::Module& module, const ExampleArgs& args,
+                                   const ExportOptions& options, const ProgressFn& progress,
+                                   const CancelToken& cancel);
+
+// IValue <-> core types
+ts::Constant constantFromIValue(const c10::IValue& v, bool* ok);
+HostTensor hostTensorFromAt(const at::Tensor& t);
+at::Tensor atFromHostTensor(const HostTensor& t);
+DType dtypeFromScalarType(c10::ScalarType s, bool* ok = nullptr);
+c10::ScalarType scalarTypeFromDType(DType d);
+
+}  // namespace oxport
