@@ -2,6 +2,7 @@
 #include "oxport/preset.h"
 
 #include <cctype>
+#include <charconv>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -392,12 +393,12 @@ class PresetReader {
       if (auto a = readArg(value, keyPath("kwargs", key), 0)) o.kwargs.emplace_back(key, std::move(*a));
   }
 
+  // "0", "-1": a whole decimal int64 and nothing else (no blanks, no '+').
   static std::optional<int64_t> parseAxisKey(const std::string& s) {
-    size_t i = (!s.empty() && s[0] == '-') ? 1 : 0;
-    if (i == s.size() || s.size() - i > 18) return std::nullopt;
-    for (size_t k = i; k < s.size(); ++k)
-      if (s[k] < '0' || s[k] > '9') return std::nullopt;
-    return std::stoll(s);
+    int64_t v = 0;
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
+    return v;
   }
 
   void readDynamicAxes(const json& j, ExportOptions& o) {
@@ -717,7 +718,9 @@ Result<Preset> loadPreset(const std::filesystem::path& file) {
   return result;
 }
 
-std::string presetToJson(const Preset& p) {
+namespace {
+
+json presetJsonValue(const Preset& p) {
   const ExportOptions& o = p.options;
   json j = json::object();
   j["format"] = kPresetFormat;
@@ -756,11 +759,27 @@ std::string presetToJson(const Preset& p) {
   json opsets = json::object();
   for (const auto& [domain, version] : o.custom_opsets) opsets[domain] = version;
   j["custom_opsets"] = std::move(opsets);
-  return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+  return j;
+}
+
+}  // namespace
+
+std::string presetToJson(const Preset& p) {
+  // JSON text is UTF-8: bytes that are not become U+FFFD here (savePreset refuses them instead).
+  return presetJsonValue(p).dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
 Status savePreset(const Preset& p, const std::filesystem::path& file) {
-  return writeFileAtomically(file, presetToJson(p));
+  std::string text;
+  try {
+    text = presetJsonValue(p).dump(2, ' ', false, json::error_handler_t::strict) + "\n";
+  } catch (const nlohmann::json::type_error&) {
+    return Error(makeError("preset.encoding",
+                           "cannot save the preset " + file.string() + ": some of its text is not valid UTF-8",
+                           "names, strings and paths in a preset are UTF-8; retype text that came from another "
+                           "encoding"));
+  }
+  return writeFileAtomically(file, text);
 }
 
 std::filesystem::path resolvePresetPath(const std::filesystem::path& preset_file, const std::string& p) {

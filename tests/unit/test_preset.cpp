@@ -401,6 +401,12 @@ TEST(PresetErrors, DynamicAxes) {
   EXPECT_EQ(d.option, "dynamic_axes.x[1]");
   EXPECT_EQ(d.message, "axis 0 is listed twice in dynamic_axes.x");
 
+  d = errorOf(R"({"dynamic_axes": {"x": {" 1": "a"}}})");
+  EXPECT_EQ(d.message, "the axis \" 1\" in dynamic_axes.x is not an integer");
+  d = errorOf(R"({"dynamic_axes": {"x": {"99999999999999999999": "a"}}})");
+  EXPECT_EQ(d.option, "dynamic_axes.x");
+  EXPECT_TRUE(parsePreset(R"({"dynamic_axes": {"x": {"9223372036854775807": "a"}}})").ok());
+
   d = errorOf(R"({"dynamic_axes": {"x": {"0": "a", "00": "b"}}})");
   EXPECT_EQ(d.message, "axis 0 appears twice in dynamic_axes.x");
 
@@ -623,9 +629,33 @@ TEST_F(PresetFiles, SaveThenLoad) {
   EXPECT_EQ(text, presetToJson(p));
 }
 
+TEST_F(PresetFiles, SaveRefusesTextThatIsNotUtf8) {
+  Preset p;
+  p.options.input_names = {"caf\xe9"};  // Latin-1, not UTF-8
+  const fs::path file = dir_ / "latin1.json";
+  const Status s = savePreset(p, file);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().code(), "preset.encoding");
+  EXPECT_EQ(s.error().first().message, "cannot save the preset " + file.string() + ": some of its text is not valid UTF-8");
+  EXPECT_FALSE(fs::exists(file));
+  // presetToJson cannot fail: it writes U+FFFD instead.
+  EXPECT_TRUE(contains(presetToJson(p), "caf\xef\xbf\xbd")) << presetToJson(p);
+}
+
 TEST_F(PresetFiles, SaveIntoAMissingFolderFails) {
   const Status s = savePreset(Preset{}, dir_ / "no" / "such" / "folder" / "p.json");
   EXPECT_FALSE(s.ok());
+}
+
+TEST(PresetSample, TheBundledSampleLoadsAndRoundTrips) {
+  const fs::path file = fs::path(OXPORT_SOURCE_DIR) / "resources" / "samples" / "sample_cnn.preset.json";
+  if (!fs::exists(file)) GTEST_SKIP() << "no bundled sample at " << file;
+  auto r = loadPreset(file);
+  ASSERT_TRUE(r.ok()) << describe(r.error());
+  EXPECT_EQ(r->model, "sample_cnn.pt");
+  ASSERT_EQ(r->options.args.size(), 1u);
+  EXPECT_TRUE(r->options.args[0].isTensor());
+  EXPECT_EQ(parsed(presetToJson(*r)), *r);
 }
 
 TEST(PresetPaths, ResolveAgainstThePresetFolder) {
