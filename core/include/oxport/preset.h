@@ -23,9 +23,11 @@ struct Preset {
 Result<Preset> parsePreset(std::string_view json_text);
 Result<Preset> loadPreset(const std::filesystem::path& file);
 
-// Writes every key (defaults included), so a saved preset documents all options.
+// Writes every key (defaults included), so a saved preset documents all options;
+// parsePreset(presetToJson(p)) == p. Text that is not valid UTF-8 is written as U+FFFD.
 std::string presetToJson(const Preset& p);
-Status savePreset(const Preset& p, const std::filesystem::path& file);  // atomic write
+// Atomic write. Fails (preset.encoding) rather than alter text that is not valid UTF-8.
+Status savePreset(const Preset& p, const std::filesystem::path& file);
 
 // Resolves a path from a preset (model, output, npy fills) against the preset's folder. The parser
 // keeps paths as written, so that saving a loaded preset writes them unchanged.
