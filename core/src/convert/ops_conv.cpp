@@ -112,7 +112,7 @@ Status convertConvTransposeNd(Context& ctx, const Node& n) {
 
 void registerConvOps(Registry& r) {
   addAll(r, {"aten::_convolution", "aten::convolution"}, convertUnderscoreConvolution);
-  addAll(r, {"aten::conv1d", "aten::conv2d", "aten::conv3d"}, convertConvNd);
+  addAll(r, {"aten::conv1d", "aten::conv2d", "aten::conv3d", "aten::_convolution_mode"}, convertConvNd);
   addAll(r, {"aten::conv_transpose1d", "aten::conv_transpose2d", "aten::conv_transpose3d"}, convertConvTransposeNd);
 }
 

@@ -20,6 +20,20 @@ ConvertFn addSub(const std::string& op, bool reverse = false) {
   };
 }
 
+// Max/Min of two tensors of dtype dt: integer Max/Min need opset 12; before, Less/Greater + Where.
+std::string extremum(Context& ctx, bool is_max, const std::string& a, const std::string& b, DType dt) {
+  if (isFloating(dt) || ctx.opset() >= 12) return ctx.emit1(is_max ? "Max" : "Min", {a, b});
+  std::string cmp = ctx.emit1(is_max ? "Greater" : "Less", {a, b});
+  return ctx.emit1("Where", {cmp, a, b});
+}
+
+ConvertFn extremumOp(bool is_max) {
+  return [is_max](Context& ctx, const Node& n) -> Status {
+    OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {0, 1}));
+    return bindOut(ctx, n, extremum(ctx, is_max, ins[0], ins[1], n.output(0)->meta.dtype));
+  };
+}
+
 ConvertFn binary(const std::string& op) {
   return [op](Context& ctx, const Node& n) -> Status {
     OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {0, 1}));
@@ -89,7 +103,10 @@ ConvertFn compare(const std::string& op, bool negate = false) {
     OXPORT_ASSIGN(std::string x, ctx.tensorOfType(a, common));
     OXPORT_ASSIGN(std::string y, ctx.tensorOfType(b, common));
     std::string r;
-    if ((op == "LessOrEqual" || op == "GreaterOrEqual") && ctx.opset() < 12) {
+    if (op == "Equal" && ctx.opset() < 11 && isFloating(common)) {
+      // Equal takes floats from opset 11; before, a == b is !(a < b || a > b).
+      r = ctx.emit1("Not", {ctx.emit1("Or", {ctx.emit1("Less", {x, y}), ctx.emit1("Greater", {x, y})})});
+    } else if ((op == "LessOrEqual" || op == "GreaterOrEqual") && ctx.opset() < 12) {
       std::string strict = ctx.emit1(op == "LessOrEqual" ? "Greater" : "Less", {x, y});
       r = ctx.emit1("Not", {strict});
     } else {
@@ -100,8 +117,12 @@ ConvertFn compare(const std::string& op, bool negate = false) {
   };
 }
 
-ConvertFn logical(const std::string& op) {
-  return [op](Context& ctx, const Node& n) -> Status {
+// logical_and/or/xor, and the bitwise forms on bool tensors (&, |, ^ of masks).
+ConvertFn logical(const std::string& op, bool bitwise = false) {
+  return [op, bitwise](Context& ctx, const Node& n) -> Status {
+    if (bitwise && n.output(0)->meta.dtype != DType::Bool)
+      return ctx.error("unsupported-form", n.kind + " on integer tensors has no ONNX form before opset 18",
+                       "use it on bool tensors (masks) only");
     OXPORT_ASSIGN(std::string x, ctx.tensorOfType(n.input(0), DType::Bool));
     OXPORT_ASSIGN(std::string y, ctx.tensorOfType(n.input(1), DType::Bool));
     std::string r = ctx.emit1(op, {x, y});
@@ -136,11 +157,11 @@ Status convertClamp(Context& ctx, const Node& n) {
   std::string y = x;
   if (!lo_none) {
     OXPORT_ASSIGN(std::string l, ctx.tensorOfType(lo, dt));
-    y = ctx.emit1("Max", {y, l});
+    y = extremum(ctx, true, y, l, dt);
   }
   if (!hi_none) {
     OXPORT_ASSIGN(std::string h, ctx.tensorOfType(hi, dt));
-    y = ctx.emit1("Min", {y, h});
+    y = extremum(ctx, false, y, h, dt);
   }
   if (y == x) y = ctx.emit1("Identity", {x});
   return bindOut(ctx, n, y);
@@ -151,7 +172,7 @@ ConvertFn clampOneSide(bool is_min) {
     const DType dt = n.output(0)->meta.dtype;
     OXPORT_ASSIGN(std::string x, ctx.tensorOfType(n.input(0), dt));
     OXPORT_ASSIGN(std::string b, ctx.tensorOfType(n.input(1), dt));
-    return bindOut(ctx, n, ctx.emit1(is_min ? "Max" : "Min", {x, b}));
+    return bindOut(ctx, n, extremum(ctx, is_min, x, b, dt));
   };
 }
 
@@ -190,8 +211,8 @@ void registerElementwiseOps(Registry& r) {
   addAll(r, {"aten::div", "aten::div_"}, convertTrueDiv);
   r.add("aten::true_divide", binary("Div"));
   addAll(r, {"aten::pow", "aten::pow_"}, convertPow);
-  r.add("aten::maximum", binary("Max"));
-  r.add("aten::minimum", binary("Min"));
+  r.add("aten::maximum", extremumOp(true));
+  r.add("aten::minimum", extremumOp(false));
   r.add("aten::neg", unary("Neg"));
   r.add("aten::abs", unary("Abs"));
   addAll(r, {"aten::exp", "aten::exp_"}, unary("Exp"));
@@ -222,6 +243,14 @@ void registerElementwiseOps(Registry& r) {
   r.add("aten::logical_or", logical("Or"));
   r.add("aten::logical_xor", logical("Xor"));
   r.add("aten::logical_not", convertLogicalNot);
+  addAll(r, {"aten::__and__", "aten::bitwise_and", "aten::__iand__"}, logical("And", true));
+  addAll(r, {"aten::__or__", "aten::bitwise_or", "aten::__ior__"}, logical("Or", true));
+  addAll(r, {"aten::__xor__", "aten::bitwise_xor", "aten::__ixor__"}, logical("Xor", true));
+  r.add("aten::bitwise_not", [](Context& ctx, const Node& n) -> Status {
+    if (n.output(0)->meta.dtype != DType::Bool)
+      return ctx.error("unsupported-form", "bitwise_not on integer tensors has no ONNX form before opset 18");
+    return convertLogicalNot(ctx, n);
+  });
   addAll(r, {"aten::clamp", "aten::clamp_", "aten::clip"}, convertClamp);
   r.add("aten::clamp_min", clampOneSide(true));
   r.add("aten::clamp_max", clampOneSide(false));

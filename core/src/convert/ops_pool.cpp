@@ -41,7 +41,7 @@ ConvertFn maxPool(size_t nd, bool with_indices) {
       outs[1] = ctx.squeeze(outs[1], {0});
     }
     // ONNX indices are flat over N*C*spatial; PyTorch's are per (N, C) plane.
-    std::vector<int64_t> ones(nd + 2, 1);
+    std::vector<int64_t> ones(nd, 1);
     std::vector<int64_t> starts(nd, 0), ends(nd, 1), axes;
     for (size_t i = 0; i < nd; ++i) axes.push_back(static_cast<int64_t>(i + 2));
     auto flat = ctx.emit("MaxPool", {x}, 2, {attrInts("kernel_shape", ones), attrInts("strides", ones)});

@@ -1,0 +1,30 @@
+import torch
+
+from optest import Npy, T, case
+
+CASES = [
+    case("add_tensor", lambda a, b: a + b, [T(2, 3), T(2, 3)], dynamic={0: [0], 1: [0]}),
+    case("add_broadcast_alpha", lambda a, b: torch.add(a, b, alpha=0.5), [T(2, 3), T(3)]),
+    case("add_scalar", lambda a: a + 2.5, [T(2, 3)]),
+    case("add_int", lambda a: a + 3, [T(2, 3, dtype="int64", fill="arange")]),
+    case("add_int_float_promote", lambda a, b: a + b, [T(2, 3, dtype="int64", fill="arange"), T(2, 3)]),
+    case("sub_rsub", lambda a: 1.0 - a - a * 2, [T(2, 3)]),
+    case("mul_div", lambda a, b: a * b / (b.abs() + 1), [T(2, 3), T(2, 3)]),
+    case("div_int_true", lambda a: a / 2, [T(2, 3, dtype="int64", fill="arange")]),
+    case("div_floor", lambda a, b: torch.div(a, b, rounding_mode="floor"), [T(2, 3), T(2, 3, fill="rand")]),
+    case("div_trunc_int", lambda a: torch.div(a - 3, 2, rounding_mode="trunc"), [T(2, 3, dtype="int64", fill="arange")]),
+    case("pow_scalar", lambda a: a.abs() ** 1.5, [T(2, 3)]),
+    case("unary_math", lambda a: torch.exp(a).log() + a.abs().sqrt() + torch.sin(a) * torch.cos(a) + a.neg(),
+         [T(3, 4)]),
+    case("rsqrt_reciprocal", lambda a: torch.rsqrt(a + 1) + torch.reciprocal(a + 2), [T(3, 4, fill="rand")]),
+    case("floor_ceil_round", lambda a: a.floor() + a.ceil() + (a * 3).round(), [T(3, 4)]),
+    case("compare", lambda a, b: (a > b) & (a <= 1.0) | (a == b), [T(3, 4), T(3, 4)]),
+    case("compare_ne_lt_ge", lambda a, b: ((a != b) ^ (a < 0)) | (b >= 0.5), [T(3, 4), T(3, 4)], opsets=(9, 11, 13)),
+    case("logical_not", lambda a: torch.logical_not(a > 0), [T(3, 4)]),
+    case("where", lambda c, a, b: torch.where(c > 0, a, b), [T(3, 4), T(3, 4), T(4)]),
+    case("clamp_scalar", lambda a: a.clamp(-0.5, 0.5), [T(3, 4)], opsets=(9, 11, 13)),
+    case("clamp_min_only", lambda a: a.clamp(min=0.1), [T(3, 4)]),
+    case("clamp_tensor", lambda a, lo: torch.clamp(a, min=lo), [T(3, 4), T(4)]),
+    case("clamp_int", lambda a: a.clamp(1, 4), [T(2, 3, dtype="int64", fill="arange")]),
+    case("maximum_minimum", lambda a, b: torch.maximum(a, b) - torch.minimum(a, b), [T(3, 4), T(3, 4)]),
+]

@@ -1,0 +1,22 @@
+import torch.nn as nn
+import torch.nn.functional as F
+
+from optest import T, case
+
+CASES = [
+    case("max_pool2d", nn.MaxPool2d(2), [T(1, 3, 8, 8)], dynamic={0: [0, 2, 3]}),
+    case("max_pool2d_pad_stride", nn.MaxPool2d(3, stride=2, padding=1), [T(2, 3, 9, 9)]),
+    case("max_pool2d_ceil", nn.MaxPool2d(3, stride=2, ceil_mode=True), [T(1, 2, 10, 10)], opsets=(10, 11, 17)),
+    case("max_pool2d_ceil_opset9", nn.MaxPool2d(3, stride=2, ceil_mode=True), [T(1, 2, 10, 10)], opsets=(9,),
+         expect="error:opset-too-old", operator_export_type="ONNX"),
+    case("max_pool1d", nn.MaxPool1d(2), [T(2, 3, 10)]),
+    case("max_pool3d", nn.MaxPool3d(2), [T(1, 2, 4, 4, 4)]),
+    case("avg_pool2d", nn.AvgPool2d(2), [T(1, 3, 8, 8)]),
+    case("avg_pool2d_pad_exclude", nn.AvgPool2d(3, stride=1, padding=1, count_include_pad=False), [T(1, 2, 6, 6)]),
+    case("avg_pool1d", nn.AvgPool1d(3, stride=2), [T(1, 2, 11)]),
+    case("adaptive_avg_pool2d_global", nn.AdaptiveAvgPool2d(1), [T(2, 4, 7, 7)], dynamic={0: [0, 2, 3]}),
+    case("adaptive_avg_pool2d_even", nn.AdaptiveAvgPool2d((2, 3)), [T(1, 4, 8, 9)]),
+    case("adaptive_max_pool2d_global", nn.AdaptiveMaxPool2d(1), [T(1, 4, 5, 5)]),
+    case("adaptive_avg_pool1d", nn.AdaptiveAvgPool1d(1), [T(2, 3, 10)]),
+    case("max_pool2d_with_indices", lambda x: F.max_pool2d(x, 2, return_indices=True), [T(1, 2, 6, 6)]),
+]
