@@ -52,6 +52,7 @@ Result<VerifyReport> verifyExport(const Model& model, const ExportOptions& optio
   // runtime matches by position when a name is missing.
   std::set<std::vector<std::vector<int64_t>>> done;
   report.passed = true;
+  std::vector<std::vector<int64_t>> base_output_shapes;  // from the first run
   for (const auto& shapes : shape_sets) {
     if (!done.insert(shapes).second) continue;
     if (cancel.cancelled()) return Error("cancelled", "verification was cancelled");
@@ -61,6 +62,9 @@ Result<VerifyReport> verifyExport(const Model& model, const ExportOptions& optio
     auto expected = model.runReference(options, shapes);
     if (!inputs.ok() || !expected.ok()) {
       run.error = !inputs.ok() ? inputs.error().message() : expected.error().message();
+      if (expected.ok() == false && shapes != base_shapes)
+        run.error = "the traced model itself fails at these sizes (tracing baked a size; see the warnings): " +
+                    run.error;
       run.passed = false;
       report.passed = false;
       report.runs.push_back(run);
@@ -83,8 +87,29 @@ Result<VerifyReport> verifyExport(const Model& model, const ExportOptions& optio
                   std::to_string(expected->size());
       run.passed = false;
     }
+    const bool is_base = base_output_shapes.empty();
     for (size_t i = 0; i < expected->size() && i < actual->size(); ++i) {
       auto cmp = compareTensors((*actual)[i].name, (*expected)[i].tensor, (*actual)[i].tensor, vopts.tolerance);
+      if (is_base) {
+        base_output_shapes.push_back((*actual)[i].tensor.shape);
+      } else if (shapes != base_shapes && i < options.output_names.size() && i < base_output_shapes.size()) {
+        // A declared dynamic output axis that keeps its traced size while the inputs changed
+        // was baked by tracing (libtorch's traced module does the same, so values can agree).
+        auto it = options.dynamic_axes.find(options.output_names[i]);
+        if (it != options.dynamic_axes.end()) {
+          for (const auto& [axis, label] : it->second.axes) {
+            const auto& now = (*actual)[i].tensor.shape;
+            const auto& was = base_output_shapes[i];
+            if (axis < static_cast<int64_t>(now.size()) && axis < static_cast<int64_t>(was.size()) &&
+                now[static_cast<size_t>(axis)] == was[static_cast<size_t>(axis)]) {
+              cmp.passed = false;
+              cmp.note = "dynamic axis " + std::to_string(axis) + " of output '" + options.output_names[i] +
+                         "' stayed " + std::to_string(now[static_cast<size_t>(axis)]) +
+                         " while the inputs' dynamic axes changed: tracing baked a size into the model";
+            }
+          }
+        }
+      }
       run.passed = run.passed && cmp.passed;
       run.outputs.push_back(cmp);
     }

@@ -5,7 +5,9 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "convert/driver.h"
 #include "convert/registry.h"
+#include "diagnose.h"
 #include "onnx/passes.h"
 #include "onnx/writer.h"
 #include "torch/frontend.h"
@@ -98,77 +100,6 @@ void flattenIValue(const c10::IValue& v, std::vector<at::Tensor>& out) {
   else if (v.isTuple()) for (const auto& e : v.toTupleRef().elements()) flattenIValue(e, out);
   else if (v.isGenericDict()) for (const auto& kv : v.toGenericDict()) flattenIValue(kv.value(), out);
 }
-
-std::string opTypeOf(const std::string& kind) {
-  auto p = kind.find("::");
-  return p == std::string::npos ? kind : kind.substr(p + 2);
-}
-
-std::string domainOf(const std::string& kind) {
-  auto p = kind.find("::");
-  std::string ns = p == std::string::npos ? "custom" : kind.substr(0, p);
-  return "org.pytorch." + ns;
-}
-
-// Unsupported op kept as a node (ONNX_FALLTHROUGH) or as an ATen op (ONNX_ATEN*): dynamic
-// inputs stay inputs, static arguments become attributes named after the schema.
-Status emitFallback(convert::Context& ctx, const ts::Node& n, bool aten_form) {
-  std::vector<std::string> inputs;
-  std::vector<onnx_ir::Attribute> attrs;
-  if (aten_form) {
-    attrs.push_back(convert::attrString("operator", opTypeOf(n.kind)));
-    auto dot = n.schema.find('.');
-    auto paren = n.schema.find('(');
-    if (dot != std::string::npos && paren != std::string::npos && dot < paren)
-      attrs.push_back(convert::attrString("overload_name", n.schema.substr(dot + 1, paren - dot - 1)));
-  }
-  for (size_t i = 0; i < n.inputs.size(); ++i) {
-    const ts::Value* in = n.inputs[i];
-    std::string an = i < n.arg_names.size() && !n.arg_names[i].empty() ? n.arg_names[i] : "arg" + std::to_string(i);
-    if (in->constant && !in->constant->isTensor()) {
-      const auto& c = *in->constant;
-      if (c.isNone()) continue;
-      if (c.isBool() || c.isInt()) attrs.push_back(convert::attrInt(an, c.toInt()));
-      else if (c.isDouble()) attrs.push_back(convert::attrFloat(an, static_cast<float>(c.toDouble())));
-      else if (c.isString()) attrs.push_back(convert::attrString(an, c.str()));
-      else if (c.isList()) {
-        bool ints = true;
-        for (const auto& e : c.list()) ints = ints && (e.isInt() || e.isBool());
-        if (ints) {
-          std::vector<int64_t> v;
-          for (const auto& e : c.list()) v.push_back(e.toInt());
-          attrs.push_back(convert::attrInts(an, v));
-        } else {
-          std::vector<float> v;
-          for (const auto& e : c.list()) v.push_back(static_cast<float>(e.toDouble()));
-          attrs.push_back(convert::attrFloats(an, v));
-        }
-      }
-      continue;
-    }
-    if (in->type == ts::ValueType::List && !in->constant) {
-      auto names = ctx.tensorList(in);
-      if (!names.ok()) return names.error();
-      for (auto& s : *names) inputs.push_back(s);
-      continue;
-    }
-    auto s = ctx.tensor(in);
-    if (!s.ok()) return s.error();
-    inputs.push_back(*s);
-  }
-  std::string op = aten_form ? "ATen" : opTypeOf(n.kind);
-  std::string domain = aten_form ? "org.pytorch.aten" : domainOf(n.kind);
-  int nout = static_cast<int>(n.outputs.size());
-  auto outs = ctx.emit(op, inputs, nout, std::move(attrs), domain);
-  for (int i = 0; i < nout; ++i) {
-    const ts::Value* o = n.outputs[static_cast<size_t>(i)];
-    if (o->type == ts::ValueType::List) ctx.bindList(o, {outs[static_cast<size_t>(i)]});
-    else ctx.bind(o, outs[static_cast<size_t>(i)]);
-  }
-  return okStatus();
-}
-
-bool isStructural(const std::string& kind) { return kind.rfind("prim::", 0) == 0; }
 
 Result<std::vector<std::string>> flattenOutput(convert::Context& ctx, const ts::Value* v) {
   std::vector<std::string> out;
@@ -339,71 +270,18 @@ Result<ExportResult> Model::exportOnnx(const ExportOptions& options, const Outpu
     model.graph.inputs.push_back(vi);
   }
   (void)n_user;
-
-  const auto& registry = convert::builtinRegistry();
-  std::vector<Diagnostic> convert_errors;
-  std::set<const ts::Node*> failed;
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    const ts::Node* n = g.nodes[i];
-    if (cancel.cancelled()) return Error("cancelled", "the export was cancelled");
-    if (progress && i % 64 == 0) progress(Phase::Convert, static_cast<double>(i) / g.nodes.size(), n->kind);
-    ctx.setCurrent(n);
-    bool inputs_ok = true;
-    for (const auto* in : n->inputs)
-      if (in->producer && failed.count(in->producer)) inputs_ok = false;
-    if (!inputs_ok) {
-      failed.insert(n);
-      continue;
-    }
-    const bool aten_op = n->kind.rfind("aten::", 0) == 0;
-    const auto mode = options.operator_export_type;
-    if (mode == OperatorExportType::OnnxAten && aten_op) {
-      Status s = emitFallback(ctx, *n, true);
-      if (!s.ok()) { convert_errors.insert(convert_errors.end(), s.error().diagnostics().begin(), s.error().diagnostics().end()); failed.insert(n); }
-      continue;
-    }
-    const convert::OpEntry* entry = registry.find(n->kind, options.opset_version);
-    Status s = okStatus();
-    if (entry) {
-      s = entry->fn(ctx, *n);
-    } else {
-      int need = registry.minOpset(n->kind);
-      Diagnostic d = need > options.opset_version
-                         ? ctx.needsOpset(need, n->kind)
-                         : n->error("unsupported-op", "no ONNX conversion for " + n->kind + " (opset " +
-                                                          std::to_string(options.opset_version) + ")",
-                                    "see `oxport ops` for what converts; with operator_export_type "
-                                    "ONNX_FALLTHROUGH or ONNX_ATEN_FALLBACK the op is kept as a custom node");
-      if (need > 0 && need < options.opset_version) {
-        d = n->error("unsupported-op", n->kind + " has no conversion at opset " +
-                                           std::to_string(options.opset_version));
-      }
-      s = Error(d);
-    }
-    if (!s.ok()) {
-      bool fallback_ok = !isStructural(n->kind) &&
-                         (mode == OperatorExportType::OnnxFallthrough || mode == OperatorExportType::OnnxAtenFallback) &&
-                         s.error().code() != "internal" && s.error().code() != "dynamic-argument";
-      if (fallback_ok) {
-        // Drop any half-emitted nodes of the failed converter? They are dead and removed later.
-        bool aten_form = mode == OperatorExportType::OnnxAtenFallback && aten_op;
-        Status fs = emitFallback(ctx, *n, aten_form);
-        if (fs.ok()) {
-          Diagnostic w = n->warning("fallback-op",
-                                    n->kind + " was kept as a " + (aten_form ? "ATen" : "custom-domain") +
-                                        " node: " + s.error().first().message,
-                                    "runtimes without this op cannot run the model; export with a newer "
-                                    "opset or change the model to use supported ops");
-          result.diagnostics.push_back(w);
-          continue;
-        }
-      }
-      for (const auto& d : s.error().diagnostics()) convert_errors.push_back(d);
-      failed.insert(n);
-    }
+  {
+    std::vector<std::string> names;
+    for (const auto& vi : model.graph.inputs) names.push_back(vi.name);
+    for (auto& d : findBakedSizes(g, dynamicSizes(g, names, options))) result.diagnostics.push_back(d);
   }
-  ctx.setCurrent(nullptr);
-  if (!convert_errors.empty()) return Error(convert_errors);
+
+  {
+    std::vector<const ts::Node*> nodes(g.nodes.begin(), g.nodes.end());
+    Status s = convert::convertNodes(ctx, nodes, result.diagnostics, &progress, &cancel);
+    ctx.setCurrent(nullptr);
+    if (!s.ok()) return s.error();
+  }
 
   // ---- outputs
   std::vector<std::string> out_names;
@@ -445,11 +323,11 @@ Result<ExportResult> Model::exportOnnx(const ExportOptions& options, const Outpu
       model.graph.outputs.push_back(vi);
     }
   }
-  // Output dtypes and shapes: from the reference metadata of flattened outputs.
+  // Output dtypes and shapes: from the example run's metadata of the flattened outputs.
+  std::vector<ts::TensorMeta> out_metas;
   {
-    std::vector<ts::TensorMeta> metas;
     std::function<void(const ts::Value*)> collect = [&](const ts::Value* v) {
-      if (v->type == ts::ValueType::Tensor) { metas.push_back(v->meta); return; }
+      if (v->type == ts::ValueType::Tensor) { out_metas.push_back(v->meta); return; }
       if (v->producer && (v->producer->kind == "prim::TupleConstruct" || v->producer->kind == "prim::ListConstruct")) {
         for (auto* e : v->producer->inputs) collect(e);
         return;
@@ -458,19 +336,21 @@ Result<ExportResult> Model::exportOnnx(const ExportOptions& options, const Outpu
         for (size_t i = 1; i < v->producer->inputs.size(); i += 2) collect(v->producer->inputs[i]);
         return;
       }
-      for (const auto& m : v->elem_meta) metas.push_back(m);
-      if (v->type == ts::ValueType::Int) { ts::TensorMeta m; m.dtype = DType::Int64; m.known = true; metas.push_back(m); }
-      if (v->type == ts::ValueType::Float) { ts::TensorMeta m; m.dtype = DType::Float32; m.known = true; metas.push_back(m); }
-      if (v->type == ts::ValueType::Bool) { ts::TensorMeta m; m.dtype = DType::Bool; m.known = true; metas.push_back(m); }
+      for (const auto& m : v->elem_meta) out_metas.push_back(m);
+      ts::TensorMeta m;
+      m.known = true;
+      if (v->type == ts::ValueType::Int) { m.dtype = DType::Int64; out_metas.push_back(m); }
+      if (v->type == ts::ValueType::Float) { m.dtype = DType::Float32; out_metas.push_back(m); }
+      if (v->type == ts::ValueType::Bool) { m.dtype = DType::Bool; out_metas.push_back(m); }
     };
     for (const auto* o : g.outputs) collect(o);
-    for (size_t i = 0; i < model.graph.outputs.size() && i < metas.size(); ++i) {
+    for (size_t i = 0; i < model.graph.outputs.size() && i < out_metas.size(); ++i) {
       auto& vi = model.graph.outputs[i];
-      vi.dtype = metas[i].dtype;
+      vi.dtype = out_metas[i].dtype;
       auto it = options.dynamic_axes.find(vi.name);
       if (it != options.dynamic_axes.end()) {
         vi.has_shape = true;
-        vi.shape = dimsFor(metas[i].shape, &it->second, vi.name);
+        vi.shape = dimsFor(out_metas[i].shape, &it->second, vi.name);
         // Axes not named dynamic are filled by shape inference below (static if it proves so).
         for (size_t k = 0; k < vi.shape.size(); ++k)
           if (!it->second.axes.count(static_cast<int64_t>(k))) vi.shape[k] = onnx_ir::Dim::unknown();
@@ -573,18 +453,24 @@ Result<ExportResult> Model::exportOnnx(const ExportOptions& options, const Outpu
     model.graph.doc_string = doc.str();
     result.verbose_log = g.toText();
   }
-  // Output shapes that dynamic_axes did not fix come from ONNX shape inference.
+  // Output shapes that dynamic_axes did not fix come from ONNX shape inference. What it leaves
+  // open is the example size when nothing is dynamic, and a named symbolic dimension otherwise.
   {
     Status s = onnx_ir::inferOutputShapes(model);
     if (!s.ok()) result.diagnostics.push_back(makeWarning("shape-inference", s.error().first().message));
-    for (auto& vi : model.graph.outputs)
-      for (auto& d : vi.shape)
-        if (d.value < 0 && d.param.empty()) d.param = vi.name + "_dim";
-    for (auto& vi : model.graph.outputs) {
-      int k = 0;
-      for (auto& d : vi.shape) {
-        if (d.param == vi.name + "_dim") d.param += "_" + std::to_string(k);
-        ++k;
+    const bool any_dynamic = !options.dynamic_axes.empty();
+    for (size_t i = 0; i < model.graph.outputs.size(); ++i) {
+      auto& vi = model.graph.outputs[i];
+      const ts::TensorMeta* m = i < out_metas.size() ? &out_metas[i] : nullptr;
+      if (!vi.has_shape && m && m->known) {
+        vi.has_shape = true;
+        vi.shape.assign(m->shape.size(), onnx_ir::Dim::unknown());
+      }
+      for (size_t k = 0; k < vi.shape.size(); ++k) {
+        auto& d = vi.shape[k];
+        if (d.value >= 0 || !d.param.empty()) continue;
+        if (!any_dynamic && m && k < m->shape.size()) d.value = m->shape[k];
+        else d.param = vi.name + "_dim_" + std::to_string(k);
       }
     }
   }

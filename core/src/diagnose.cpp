@@ -1,0 +1,136 @@
+#include "diagnose.h"
+
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace oxport {
+
+std::vector<DynamicSize> dynamicSizes(const ts::Graph& g, const std::vector<std::string>& input_names,
+                                      const ExportOptions& options) {
+  std::vector<DynamicSize> out;
+  for (size_t i = 0; i < g.inputs.size() && i < input_names.size(); ++i) {
+    auto it = options.dynamic_axes.find(input_names[i]);
+    if (it == options.dynamic_axes.end()) continue;
+    const auto& shape = g.inputs[i]->meta.shape;
+    for (const auto& [axis, label] : it->second.axes) {
+      if (axis < 0 || axis >= static_cast<int64_t>(shape.size())) continue;
+      out.push_back({input_names[i], axis, shape[static_cast<size_t>(axis)],
+                     label.empty() ? input_names[i] + "_dynamic_axes_" + std::to_string(axis + 1) : label});
+    }
+  }
+  return out;
+}
+
+namespace {
+
+// Which argument of these ops is a size or position that should follow the inputs' shapes.
+const std::map<std::string, std::vector<std::string>>& shapeArguments() {
+  static const std::map<std::string, std::vector<std::string>> m = {
+      {"aten::view", {"size"}},        {"aten::reshape", {"shape"}},     {"aten::expand", {"size"}},
+      {"aten::repeat", {"repeats"}},   {"aten::tile", {"dims"}},         {"aten::zeros", {"size"}},
+      {"aten::ones", {"size"}},        {"aten::full", {"size"}},         {"aten::empty", {"size"}},
+      {"aten::rand", {"size"}},        {"aten::randn", {"size"}},        {"aten::new_zeros", {"size"}},
+      {"aten::new_ones", {"size"}},    {"aten::new_full", {"size"}},     {"aten::new_empty", {"size"}},
+      {"aten::arange", {"end", "start"}}, {"aten::slice", {"start", "end"}}, {"aten::narrow", {"start", "length"}},
+      {"aten::upsample_nearest2d", {"output_size"}}, {"aten::upsample_bilinear2d", {"output_size"}},
+      {"aten::upsample_nearest1d", {"output_size"}}, {"aten::upsample_linear1d", {"output_size"}},
+      {"aten::upsample_bicubic2d", {"output_size"}}, {"aten::upsample_nearest3d", {"output_size"}},
+      {"aten::upsample_trilinear3d", {"output_size"}}, {"aten::split", {"split_size", "split_sizes"}},
+      {"aten::split_with_sizes", {"split_sizes"}}, {"aten::unflatten", {"sizes"}},
+  };
+  return m;
+}
+
+// Constant integers in a value: an int, a constant int list, or the constant elements of a
+// ListConstruct.
+std::vector<int64_t> constantInts(const ts::Value* v) {
+  std::vector<int64_t> out;
+  if (v->constant) {
+    const auto& c = *v->constant;
+    if (c.isInt()) out.push_back(c.toInt());
+    if (c.isList())
+      for (const auto& e : c.list())
+        if (e.isInt()) out.push_back(e.toInt());
+    return out;
+  }
+  if (v->producer && v->producer->kind == "prim::ListConstruct")
+    for (const auto* e : v->producer->inputs)
+      if (e->constant && e->constant->isInt()) out.push_back(e->constant->toInt());
+  return out;
+}
+
+std::string describe(const DynamicSize& d) {
+  return "the example size " + std::to_string(d.size) + " of dynamic axis " + std::to_string(d.axis) + " ('" +
+         d.label + "') of input '" + d.input + "'";
+}
+
+const char* kHint =
+    "tracing recorded a Python int here; compute it from the tensor instead (x.size(0), x.shape[0] "
+    "without int(), or -1 in view/reshape) so it follows the dynamic axis. Verification at other sizes "
+    "shows whether the exported model is affected";
+
+}  // namespace
+
+std::vector<Diagnostic> findBakedSizes(const ts::Graph& g, const std::vector<DynamicSize>& sizes) {
+  std::vector<Diagnostic> out;
+  std::set<std::string> seen_size_one;
+  for (const auto& d : sizes) {
+    if (d.size == 1 && seen_size_one.insert(d.input + ":" + std::to_string(d.axis)).second) {
+      Diagnostic n = makeWarning("dynamic-axis-size-one",
+                                 "dynamic axis " + std::to_string(d.axis) + " of input '" + d.input +
+                                     "' was traced at size 1, where PyTorch may specialize broadcasts and "
+                                     "squeezes to that size",
+                                 "export with an example size of 2 or more on dynamic axes");
+      n.severity = Severity::Note;
+      n.option = "dynamic_axes." + d.input;
+      out.push_back(n);
+    }
+  }
+  std::map<int64_t, const DynamicSize*> by_size;
+  for (const auto& d : sizes)
+    if (d.size > 1 && !by_size.count(d.size)) by_size[d.size] = &d;
+  if (by_size.empty()) return out;
+  std::set<const ts::Value*> reported_constants;
+  for (const ts::Node* n : g.nodes) {
+    auto it = shapeArguments().find(n->kind);
+    if (it != shapeArguments().end()) {
+      for (const auto& arg : it->second) {
+        int idx = n->argIndex(arg);
+        if (idx < 0 || idx >= static_cast<int>(n->inputs.size())) continue;
+        for (int64_t v : constantInts(n->inputs[static_cast<size_t>(idx)])) {
+          auto b = by_size.find(v);
+          if (b == by_size.end()) continue;
+          out.push_back(n->warning("baked-dynamic-size",
+                                   "argument '" + arg + "' of " + n->kind + " is the constant " + std::to_string(v) +
+                                       ", which equals " + describe(*b->second) +
+                                       "; the exported model will keep " + std::to_string(v) + " at every size",
+                                   kHint));
+          break;
+        }
+      }
+    }
+    // Constant tensors created at the example size (torch.zeros(x.shape[0]) with an int, a
+    // folded arange ...) that meet the inputs.
+    for (const ts::Value* in : n->inputs) {
+      if (!in->constant || !in->constant->isTensor() || !in->param_name.empty()) continue;
+      if (reported_constants.count(in)) continue;
+      for (int64_t dim : in->constant->tensor().shape) {
+        auto b = by_size.find(dim);
+        if (b == by_size.end()) continue;
+        reported_constants.insert(in);
+        std::ostringstream shape;
+        shape << in->constant->tensor().shapeString();
+        out.push_back(n->warning("baked-dynamic-size",
+                                 "a constant tensor of shape " + shape.str() + " used by " + n->kind +
+                                     " has a dimension equal to " + describe(*b->second) +
+                                     "; it was probably created from a size that tracing turned into a constant",
+                                 kHint));
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace oxport

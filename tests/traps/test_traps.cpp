@@ -1,0 +1,88 @@
+// Dynamic-axis traps: sizes baked by tracing are warned about before writing (with the node and
+// source line) and confirmed by verification at other sizes; clean models get neither.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "oxport/model.h"
+#include "oxport/runtime.h"
+
+namespace fs = std::filesystem;
+using namespace oxport;
+
+namespace {
+
+struct TrapCase {
+  std::string name;
+  std::vector<int64_t> shape, input_axes, output_axes;
+  bool trap = false;
+};
+
+void PrintTo(const TrapCase& c, std::ostream* os) { *os << c.name; }
+
+std::vector<TrapCase> loadManifest() {
+  std::vector<TrapCase> out;
+  std::ifstream f(fs::path(OXPORT_TRAPS_DIR) / "manifest.json");
+  if (!f) return out;
+  for (const auto& j : nlohmann::json::parse(f)) {
+    TrapCase c;
+    c.name = j["name"];
+    c.shape = j["shape"].get<std::vector<int64_t>>();
+    c.input_axes = j["input_axes"].get<std::vector<int64_t>>();
+    c.output_axes = j["output_axes"].get<std::vector<int64_t>>();
+    c.trap = j["trap"];
+    out.push_back(c);
+  }
+  return out;
+}
+
+class TrapTest : public ::testing::TestWithParam<TrapCase> {};
+
+TEST_P(TrapTest, WarnedAndConfirmedOrClean) {
+  const TrapCase& c = GetParam();
+  auto model = Model::load(fs::path(OXPORT_TRAPS_DIR) / (c.name + ".pt"));
+  ASSERT_TRUE(model.ok()) << model.error().message();
+  ExportOptions o;
+  TensorSpec spec;
+  spec.shape = c.shape;
+  o.args.push_back(ArgValue::tensor(spec));
+  o.input_names = {"x"};
+  o.output_names = {"y"};
+  DynamicAxisSpec in, out;
+  for (auto a : c.input_axes) in.axes[a] = "d" + std::to_string(a);
+  for (auto a : c.output_axes) out.axes[a] = "d" + std::to_string(a);
+  o.dynamic_axes["x"] = in;
+  o.dynamic_axes["y"] = out;
+  fs::path file = fs::path(OXPORT_TRAPS_DIR) / (c.name + ".onnx");
+  auto r = model->exportOnnx(o, OutputTarget::toFile(file));
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  std::vector<Diagnostic> baked;
+  for (const auto& d : r->diagnostics)
+    if (d.code == "baked-dynamic-size") baked.push_back(d);
+  auto rt = makeDefaultRuntime();
+  ASSERT_TRUE(rt.ok()) << rt.error().message();
+  auto report = verifyExport(*model, o, file, **rt);
+  ASSERT_TRUE(report.ok()) << report.error().message();
+  if (c.trap) {
+    ASSERT_FALSE(baked.empty()) << "no warning for a baked size";
+    // The warning points at the op that baked it, with the model's source line.
+    EXPECT_FALSE(baked.front().node_kind.empty());
+    EXPECT_TRUE(baked.front().location.known()) << baked.front().toString();
+    EXPECT_NE(baked.front().location.file.find("make_traps.py"), std::string::npos);
+    EXPECT_FALSE(report->passed) << "verification at other sizes should confirm the trap\n" << report->toText();
+  } else {
+    for (const auto& d : baked) ADD_FAILURE() << "unexpected warning: " << d.toString();
+    EXPECT_TRUE(report->passed) << report->toText();
+    EXPECT_GE(report->runs.size(), 2u) << "verification should run at other sizes of the dynamic axes";
+  }
+}
+
+std::string caseName(const ::testing::TestParamInfo<TrapCase>& info) { return info.param.name; }
+
+}  // namespace
+
+INSTANTIATE_TEST_SUITE_P(Traps, TrapTest, ::testing::ValuesIn(loadManifest()), caseName);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(TrapTest);
