@@ -57,6 +57,7 @@ const Registry& builtinRegistry() {
         {"activation", registerActivationOps}, {"elementwise", registerElementwiseOps},
         {"linear", registerLinearOps},         {"shape", registerShapeOps},
         {"tensor", registerTensorOps},         {"reduce", registerReduceOps},
+        {"rnn", registerRnnOps},
     };
     for (const auto& f : families) {
       r.setFamily(f.name);

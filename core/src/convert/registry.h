@@ -54,5 +54,6 @@ void registerLinearOps(Registry& r);
 void registerShapeOps(Registry& r);
 void registerTensorOps(Registry& r);
 void registerReduceOps(Registry& r);
+void registerRnnOps(Registry& r);        // ops_rnn.cpp: lstm, gru, rnn_tanh/relu and their cells
 
 }  // namespace oxport::convert

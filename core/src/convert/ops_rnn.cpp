@@ -1,0 +1,275 @@
+// Recurrent layers: aten::lstm, gru, rnn_tanh, rnn_relu (nn.LSTM/GRU/RNN) as ONNX LSTM/GRU/RNN,
+// one ONNX node per layer; and the cells (lstm_cell, gru_cell, rnn_tanh_cell, rnn_relu_cell) as
+// plain matrix products and activations.
+//
+// Gate order: PyTorch stacks LSTM gates as i, f, g, o and GRU gates as r, z, n; ONNX wants
+// i, o, f, c and z, r, h. GRU's n gate applies r after the hidden product (linear_before_reset=1).
+#include <cstring>
+
+#include "convert/registry.h"
+#include "convert/util.h"
+
+namespace oxport::convert {
+
+namespace {
+
+struct RnnKind {
+  const char* onnx_op;     // LSTM, GRU, RNN
+  int gates;               // gate blocks stacked in the weights
+  std::vector<int> order;  // ONNX gate k is PyTorch gate order[k]
+  const char* activation;  // RNN only: Tanh or Relu
+};
+
+const RnnKind kLstm{"LSTM", 4, {0, 3, 1, 2}, nullptr};
+const RnnKind kGru{"GRU", 3, {1, 0, 2}, nullptr};
+const RnnKind kRnnTanh{"RNN", 1, {0}, "Tanh"};
+const RnnKind kRnnRelu{"RNN", 1, {0}, "Relu"};
+
+bool isConstTensor(const Value* v) { return v->constant && v->constant->isTensor(); }
+
+// Rows of t (gate blocks stacked along axis 0) in ONNX gate order, as raw bytes.
+std::vector<unsigned char> reorderedRows(const HostTensor& t, const RnnKind& k) {
+  const size_t block = t.nbytes / static_cast<size_t>(k.gates);
+  std::vector<unsigned char> out(t.nbytes);
+  const auto* src = static_cast<const unsigned char*>(t.data);
+  for (size_t g = 0; g < k.order.size(); ++g)
+    std::memcpy(&out[g * block], src + static_cast<size_t>(k.order[g]) * block, block);
+  return out;
+}
+
+// One weight or bias tensor in ONNX gate order, emitted (for weights that are not constants).
+std::string reorderedTensor(Context& ctx, const std::string& x, int64_t rows, const RnnKind& k) {
+  if (k.gates == 1) return x;
+  const int64_t h = rows / k.gates;
+  auto parts = ctx.split(x, 0, std::vector<int64_t>(static_cast<size_t>(k.gates), h));
+  std::vector<std::string> ordered;
+  for (int g : k.order) ordered.push_back(parts[static_cast<size_t>(g)]);
+  return ctx.emit1("Concat", ordered, {attrInt("axis", 0)});
+}
+
+// Stacks per-direction tensors (each in PyTorch gate order) into one [D, ...] ONNX input.
+// `pairs` > 1 concatenates that many tensors per direction first (the biases: b_ih then b_hh).
+Result<std::string> stackedParam(Context& ctx, const std::vector<std::vector<const Value*>>& per_dir,
+                                 const RnnKind& k, const std::string& hint) {
+  bool all_const = ctx.settings().constant_folding;
+  for (const auto& d : per_dir)
+    for (const Value* v : d) all_const = all_const && isConstTensor(v);
+  if (all_const) {
+    const HostTensor& first = per_dir[0][0]->constant->tensor();
+    std::vector<unsigned char> bytes;
+    for (const auto& d : per_dir)
+      for (const Value* v : d) {
+        auto r = reorderedRows(v->constant->tensor(), k);
+        bytes.insert(bytes.end(), r.begin(), r.end());
+      }
+    std::vector<int64_t> shape{static_cast<int64_t>(per_dir.size())};
+    shape.push_back(first.shape.at(0) * static_cast<int64_t>(per_dir[0].size()));
+    for (size_t i = 1; i < first.shape.size(); ++i) shape.push_back(first.shape[i]);
+    return ctx.constant(HostTensor::fromBytes(first.dtype, shape, std::move(bytes)), hint);
+  }
+  std::vector<std::string> dirs;
+  for (const auto& d : per_dir) {
+    std::vector<std::string> parts;
+    for (const Value* v : d) {
+      OXPORT_ASSIGN(std::string t, ctx.tensor(v));
+      parts.push_back(reorderedTensor(ctx, t, ctx.meta(v).shape.at(0), k));
+    }
+    std::string joined = parts.size() == 1 ? parts[0] : ctx.emit1("Concat", parts, {attrInt("axis", 0)});
+    dirs.push_back(ctx.unsqueeze(joined, {0}));
+  }
+  return dirs.size() == 1 ? dirs[0] : ctx.emit1("Concat", dirs, {attrInt("axis", 0)});
+}
+
+// lstm(input, hx[], params[], has_biases, num_layers, dropout, train, bidirectional, batch_first)
+// gru/rnn_tanh/rnn_relu(input, hx, params[], has_biases, num_layers, dropout, train, bidirectional, batch_first)
+ConvertFn rnnOp(const RnnKind& k) {
+  return [k](Context& ctx, const Node& n) -> Status {
+    const bool lstm = std::string(k.onnx_op) == "LSTM";
+    if (!n.arg_names.empty() && n.arg_names[0] == "data")
+      return ctx.error("unsupported-form",
+                       n.kind + " on a packed sequence (nn.utils.rnn.pack_padded_sequence) has no ONNX form here",
+                       "run the RNN on the padded tensor and pass the lengths to the model separately");
+    if (n.inputs.size() < 9) return ctx.error("bad-argument", n.kind + ": unexpected overload");
+    const Value* input = n.input(0);
+    OXPORT_ASSIGN(bool has_biases, ctx.constBool(n.input(3)));
+    OXPORT_ASSIGN(int64_t layers, ctx.constInt(n.input(4)));
+    OXPORT_ASSIGN(double dropout, ctx.constDouble(n.input(5)));
+    OXPORT_ASSIGN(bool train, ctx.constBool(n.input(6)));
+    OXPORT_ASSIGN(bool bidirectional, ctx.constBool(n.input(7)));
+    OXPORT_ASSIGN(bool batch_first, ctx.constBool(n.input(8)));
+    OXPORT_ASSIGN(auto params, ctx.listElements(n.input(2)));
+    const int64_t dirs = bidirectional ? 2 : 1;
+    const size_t per = has_biases ? 4 : 2;
+    if (params.size() != static_cast<size_t>(layers * dirs) * per)
+      return ctx.error("unsupported-form",
+                       n.kind + " with projections (proj_size > 0) has no ONNX form: ONNX LSTM has no projection",
+                       "export the LSTM without proj_size, or apply the projection as a separate nn.Linear");
+    if (train && dropout > 0 && layers > 1)
+      ctx.warn("training-op", n.kind + ": dropout between layers is left out of the ONNX graph");
+    const int64_t hidden = ctx.meta(params[1]).shape.at(1);
+
+    const bool unbatched = ctx.rank(input) == 2;
+    OXPORT_ASSIGN(std::string x, ctx.tensor(input));
+    if (unbatched) x = ctx.unsqueeze(x, {1});
+    else if (batch_first) x = ctx.emit1("Transpose", {x}, {attrInts("perm", {1, 0, 2})});
+
+    // Initial states (L*D, B, H); a batch-less call has (L*D, H).
+    std::string h0, c0;
+    if (lstm) {
+      OXPORT_ASSIGN(auto hx, ctx.listElements(n.input(1)));
+      if (hx.size() != 2) return ctx.error("bad-argument", "lstm: hx must hold h0 and c0");
+      OXPORT_ASSIGN(h0, ctx.tensor(hx[0]));
+      OXPORT_ASSIGN(c0, ctx.tensor(hx[1]));
+    } else {
+      OXPORT_ASSIGN(h0, ctx.tensor(n.input(1)));
+    }
+    if (unbatched) {
+      h0 = ctx.unsqueeze(h0, {1});
+      if (lstm) c0 = ctx.unsqueeze(c0, {1});
+    }
+
+    std::vector<Attribute> base{attrInt("hidden_size", hidden),
+                                attrString("direction", bidirectional ? "bidirectional" : "forward")};
+    if (std::string(k.onnx_op) == "GRU") base.push_back(attrInt("linear_before_reset", 1));
+    if (std::string(k.onnx_op) == "RNN")
+      base.push_back(Attribute{"activations", std::vector<std::string>(static_cast<size_t>(dirs), k.activation)});
+
+    std::vector<std::string> hs, cs;
+    for (int64_t l = 0; l < layers; ++l) {
+      std::vector<std::vector<const Value*>> w(dirs), r(dirs), b(dirs);
+      for (int64_t d = 0; d < dirs; ++d) {
+        size_t at = static_cast<size_t>(l * dirs + d) * per;
+        w[d] = {params[at]};
+        r[d] = {params[at + 1]};
+        if (has_biases) b[d] = {params[at + 2], params[at + 3]};
+      }
+      const std::string lname = std::string(k.onnx_op) + "_l" + std::to_string(l);
+      OXPORT_ASSIGN(std::string W, stackedParam(ctx, w, k, lname + "_W"));
+      OXPORT_ASSIGN(std::string R, stackedParam(ctx, r, k, lname + "_R"));
+      std::string B;
+      if (has_biases) { OXPORT_ASSIGN(B, stackedParam(ctx, b, k, lname + "_B")); }
+      std::string hl = layers == 1 ? h0 : ctx.slice(h0, {l * dirs}, {(l + 1) * dirs}, {0});
+      std::vector<std::string> ins{x, W, R, B, "", hl};
+      if (lstm) ins.push_back(layers == 1 ? c0 : ctx.slice(c0, {l * dirs}, {(l + 1) * dirs}, {0}));
+      auto outs = ctx.emit(k.onnx_op, ins, lstm ? 3 : 2, base);
+      // Y (S, D, B, H) -> (S, B, D*H), the next layer's input.
+      std::string y = ctx.emit1("Transpose", {outs[0]}, {attrInts("perm", {0, 2, 1, 3})});
+      x = ctx.reshape(y, {0, 0, -1});
+      hs.push_back(outs[1]);
+      if (lstm) cs.push_back(outs[2]);
+    }
+    std::string out = x;
+    if (unbatched) out = ctx.squeeze(out, {1});
+    else if (batch_first) out = ctx.emit1("Transpose", {out}, {attrInts("perm", {1, 0, 2})});
+    auto joined = [&](const std::vector<std::string>& v) {
+      std::string s = v.size() == 1 ? v[0] : ctx.emit1("Concat", v, {attrInt("axis", 0)});
+      return unbatched ? ctx.squeeze(s, {1}) : s;
+    };
+    ctx.bind(n.output(0), out);
+    ctx.bind(n.output(1), joined(hs));
+    if (lstm) ctx.bind(n.output(2), joined(cs));
+    return okStatus();
+  };
+}
+
+// x @ w^T (+ b) for a 2-D x.
+Result<std::string> linearT(Context& ctx, const std::string& x, const Value* w, const Value* b) {
+  std::string wt;
+  if (isConstTensor(w) && ctx.settings().constant_folding) {
+    wt = ctx.constant(transpose2D(w->constant->tensor()), "MatMul");
+  } else {
+    OXPORT_ASSIGN(std::string wn, ctx.tensor(w));
+    wt = ctx.emit1("Transpose", {wn}, {attrInts("perm", {1, 0})});
+  }
+  std::string y = ctx.emit1("MatMul", {x, wt});
+  if (b && !ctx.isNone(b)) {
+    OXPORT_ASSIGN(std::string bn, ctx.tensor(b));
+    y = ctx.emit1("Add", {y, bn});
+  }
+  return y;
+}
+
+// The two products of a cell, x @ w_ih^T + b_ih and h @ w_hh^T + b_hh, on 2-D operands.
+struct CellProducts {
+  std::string gi, gh, h;
+  bool unbatched = false;
+  int64_t hidden = 0;
+};
+
+Result<CellProducts> cellProducts(Context& ctx, const Node& n, const Value* hx) {
+  CellProducts p;
+  p.unbatched = ctx.rank(n.input(0)) == 1;
+  p.hidden = ctx.meta(n.input(3)).shape.at(1);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  OXPORT_ASSIGN(p.h, ctx.tensor(hx));
+  if (p.unbatched) {
+    x = ctx.unsqueeze(x, {0});
+    p.h = ctx.unsqueeze(p.h, {0});
+  }
+  const Value* b_ih = n.inputs.size() > 4 ? n.input(4) : nullptr;
+  const Value* b_hh = n.inputs.size() > 5 ? n.input(5) : nullptr;
+  OXPORT_ASSIGN(p.gi, linearT(ctx, x, n.input(2), b_ih));
+  OXPORT_ASSIGN(p.gh, linearT(ctx, p.h, n.input(3), b_hh));
+  return p;
+}
+
+std::string batchless(Context& ctx, const CellProducts& p, const std::string& y) {
+  return p.unbatched ? ctx.squeeze(y, {0}) : y;
+}
+
+// lstm_cell(input, hx[h, c], w_ih, w_hh, b_ih, b_hh) -> (h', c')
+Status convertLstmCell(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(auto hx, ctx.listElements(n.input(1)));
+  if (hx.size() != 2) return ctx.error("bad-argument", "lstm_cell: hx must hold h and c");
+  OXPORT_ASSIGN(CellProducts p, cellProducts(ctx, n, hx[0]));
+  OXPORT_ASSIGN(std::string c, ctx.tensor(hx[1]));
+  if (p.unbatched) c = ctx.unsqueeze(c, {0});
+  std::string gates = ctx.emit1("Add", {p.gi, p.gh});
+  auto g = ctx.split(gates, 1, std::vector<int64_t>(4, p.hidden));
+  std::string i = ctx.emit1("Sigmoid", {g[0]});
+  std::string f = ctx.emit1("Sigmoid", {g[1]});
+  std::string cand = ctx.emit1("Tanh", {g[2]});
+  std::string o = ctx.emit1("Sigmoid", {g[3]});
+  std::string c2 = ctx.emit1("Add", {ctx.emit1("Mul", {f, c}), ctx.emit1("Mul", {i, cand})});
+  std::string h2 = ctx.emit1("Mul", {o, ctx.emit1("Tanh", {c2})});
+  ctx.bind(n.output(0), batchless(ctx, p, h2));
+  ctx.bind(n.output(1), batchless(ctx, p, c2));
+  return okStatus();
+}
+
+// gru_cell(input, hx, w_ih, w_hh, b_ih, b_hh) -> h'
+Status convertGruCell(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(CellProducts p, cellProducts(ctx, n, n.input(1)));
+  auto gi = ctx.split(p.gi, 1, std::vector<int64_t>(3, p.hidden));
+  auto gh = ctx.split(p.gh, 1, std::vector<int64_t>(3, p.hidden));
+  std::string r = ctx.emit1("Sigmoid", {ctx.emit1("Add", {gi[0], gh[0]})});
+  std::string z = ctx.emit1("Sigmoid", {ctx.emit1("Add", {gi[1], gh[1]})});
+  std::string nn = ctx.emit1("Tanh", {ctx.emit1("Add", {gi[2], ctx.emit1("Mul", {r, gh[2]})})});
+  // (1 - z) * n + z * h = n + z * (h - n)
+  std::string h2 = ctx.emit1("Add", {nn, ctx.emit1("Mul", {z, ctx.emit1("Sub", {p.h, nn})})});
+  return bindOut(ctx, n, batchless(ctx, p, h2));
+}
+
+// rnn_tanh_cell / rnn_relu_cell(input, hx, w_ih, w_hh, b_ih, b_hh) -> h'
+ConvertFn simpleCell(const char* activation) {
+  return [activation](Context& ctx, const Node& n) -> Status {
+    OXPORT_ASSIGN(CellProducts p, cellProducts(ctx, n, n.input(1)));
+    std::string h2 = ctx.emit1(activation, {ctx.emit1("Add", {p.gi, p.gh})});
+    return bindOut(ctx, n, batchless(ctx, p, h2));
+  };
+}
+
+}  // namespace
+
+void registerRnnOps(Registry& r) {
+  r.add("aten::lstm", rnnOp(kLstm));
+  r.add("aten::gru", rnnOp(kGru));
+  r.add("aten::rnn_tanh", rnnOp(kRnnTanh));
+  r.add("aten::rnn_relu", rnnOp(kRnnRelu));
+  r.add("aten::lstm_cell", convertLstmCell);
+  r.add("aten::gru_cell", convertGruCell);
+  r.add("aten::rnn_tanh_cell", simpleCell("Tanh"));
+  r.add("aten::rnn_relu_cell", simpleCell("Relu"));
+}
+
+}  // namespace oxport::convert
