@@ -3,6 +3,7 @@
 //
 //   node tools/ort_run.js RUN_DIR
 //     RUN_DIR/request.json  {"model": "/abs/model.onnx", "inputs": [{"name": "x", "file": "in0.npy"}, ...]}
+//                           (an input with name "" is the model's input at that position)
 //     writes RUN_DIR/out0.npy, out1.npy ... and RUN_DIR/response.json:
 //       {"outputs": [{"name": "y", "file": "out0.npy", "dtype": "float32", "shape": [1, 10]}, ...]}
 //     on failure RUN_DIR/response.json is {"error": "message"} and the exit code is 1.
@@ -187,9 +188,16 @@ async function run(runDir) {
   const session = await createSession(ort, request.model);
 
   const feeds = {};
-  for (const input of request.inputs) {
+  for (const [index, input] of request.inputs.entries()) {
     if (typeof input.name !== 'string' || typeof input.file !== 'string') {
       throw new Error(`${reqFile}: every input needs "name" and "file" strings`);
+    }
+    // An empty name means "the model's input at this position" (inputs the caller did not name).
+    if (input.name === '') {
+      if (index >= session.inputNames.length) {
+        throw new Error(`input ${index} has no name and the model has only ${session.inputNames.length} inputs`);
+      }
+      input.name = session.inputNames[index];
     }
     if (!session.inputNames.includes(input.name)) {
       throw new Error(`the model has no input named '${input.name}'; its inputs are: ${session.inputNames.join(', ')}`);
