@@ -57,7 +57,7 @@ const Registry& builtinRegistry() {
         {"activation", registerActivationOps}, {"elementwise", registerElementwiseOps},
         {"linear", registerLinearOps},         {"shape", registerShapeOps},
         {"tensor", registerTensorOps},         {"reduce", registerReduceOps},
-        {"rnn", registerRnnOps},
+        {"rnn", registerRnnOps},               {"attention", registerAttentionOps},
     };
     for (const auto& f : families) {
       r.setFamily(f.name);

@@ -55,5 +55,6 @@ void registerShapeOps(Registry& r);
 void registerTensorOps(Registry& r);
 void registerReduceOps(Registry& r);
 void registerRnnOps(Registry& r);        // ops_rnn.cpp: lstm, gru, rnn_tanh/relu and their cells
+void registerAttentionOps(Registry& r);  // ops_attention.cpp: fused MHA / encoder-layer fast paths
 
 }  // namespace oxport::convert
