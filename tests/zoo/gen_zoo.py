@@ -1,0 +1,198 @@
+#!/usr/bin/python3
+"""Generates the model-zoo fixtures: OUT/<model>/model.pt + preset.json, and OUT/manifest.json.
+
+usage: gen_zoo.py OUT_DIR [NAME ...]
+Run with /usr/bin/python3 (the Python that has torch and torchvision). Weights are random
+(torch.manual_seed(0), never downloaded); every module is in eval mode and traced as a user would
+trace it, then saved with torch.jit.save. Models marked no_grad are traced under torch.no_grad(),
+where PyTorch records its fused fast paths (aten::_transformer_encoder_layer_fwd,
+aten::_native_multi_head_attention) instead of the ops they are made of.
+"""
+import json
+import os
+import sys
+import warnings
+
+import torch
+import torch.nn as nn
+
+
+def image_model(name, builder, size, batch=1):
+    return dict(name=name, build=builder, no_grad=False,
+                inputs=[dict(name="input", shape=[batch, 3, size, size], dtype="float32", dynamic=[0])],
+                outputs={"logits": [0]})
+
+
+def tv(fn, **kw):
+    def build():
+        import torchvision.models as m
+        return getattr(m, fn)(weights=None, **kw)
+    return build
+
+
+class EncoderWithMask(nn.Module):
+    """nn.TransformerEncoder called with a key padding mask (True = padding)."""
+
+    def __init__(self, enc):
+        super().__init__()
+        self.enc = enc
+
+    def forward(self, src, src_key_padding_mask):
+        return self.enc(src, src_key_padding_mask=src_key_padding_mask)
+
+
+class SelfAttention(nn.Module):
+    """nn.MultiheadAttention used for self-attention (query, key and value the same tensor)."""
+
+    def __init__(self, key_padding=False):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(64, 4, batch_first=True)
+        self.key_padding = key_padding
+
+    def forward(self, x, mask):
+        out, weights = self.attn(x, x, x, key_padding_mask=mask if self.key_padding else None)
+        return out
+
+
+def encoder(batch_first=True, norm_first=False, activation="relu", nested=True):
+    def build():
+        layer = nn.TransformerEncoderLayer(64, 4, 128, dropout=0.1, activation=activation,
+                                           batch_first=batch_first, norm_first=norm_first)
+        return nn.TransformerEncoder(layer, 4, enable_nested_tensor=nested)
+    return build
+
+
+def seq_inputs(batch_first, features, with_mask=False, batch=2, seq=10):
+    shape = [batch, seq, features] if batch_first else [seq, batch, features]
+    axes = [0, 1]
+    ins = [dict(name="src", shape=shape, dtype="float32", dynamic=axes)]
+    if with_mask:
+        ins.append(dict(name="mask", shape=[batch, seq], dtype="bool", dynamic=[0, 1]))
+    return ins
+
+
+def rnn_model(name, cls, batch_first):
+    b, s = (0, 1) if batch_first else (1, 0)
+    outputs = {"output": [b, s], "h_n": [1]}
+    if cls is nn.LSTM:
+        outputs["c_n"] = [1]
+    return dict(name=name, no_grad=False,
+                build=lambda: cls(16, 32, num_layers=2, bidirectional=True, batch_first=batch_first),
+                inputs=seq_inputs(batch_first, 16), outputs=outputs)
+
+
+def encoder_model(name, build, no_grad, with_mask, batch_first=True):
+    b, s = (0, 1) if batch_first else (1, 0)
+    return dict(name=name, build=build, no_grad=no_grad, inputs=seq_inputs(batch_first, 64, with_mask),
+                outputs={"output": [b, s]}, wrap=EncoderWithMask if with_mask else None)
+
+
+MODELS = [
+    image_model("resnet18", tv("resnet18"), 64),
+    image_model("resnet50", tv("resnet50"), 64),
+    image_model("mobilenet_v2", tv("mobilenet_v2"), 64),
+    image_model("mobilenet_v3_small", tv("mobilenet_v3_small"), 64),
+    image_model("vgg11_bn", tv("vgg11_bn"), 224),
+    image_model("squeezenet1_1", tv("squeezenet1_1"), 64),
+    image_model("densenet121", tv("densenet121"), 64),
+    image_model("inception_v3", tv("inception_v3", aux_logits=False, init_weights=True), 75),
+    image_model("vit_b_16", tv("vit_b_16"), 224),
+    # nn.TransformerEncoder, 4 layers, d_model 64: the composite path (traced with autograd on) ...
+    encoder_model("transformer_encoder", encoder(), False, False),
+    encoder_model("transformer_encoder_mask", encoder(), False, True),
+    encoder_model("transformer_encoder_seq_first", encoder(batch_first=False), False, True, batch_first=False),
+    encoder_model("transformer_encoder_norm_first_gelu", encoder(norm_first=True, activation="gelu"), False, True),
+    # ... and the fused fast paths recorded under torch.no_grad() (beyond torch.onnx 1.13).
+    encoder_model("transformer_encoder_fused", encoder(), True, False),
+    encoder_model("transformer_encoder_fused_mask", encoder(nested=False), True, True),
+    encoder_model("transformer_encoder_fused_norm_first_gelu",
+                  encoder(norm_first=True, activation="gelu", nested=False), True, True),
+    dict(name="mha_fused", build=lambda: SelfAttention(key_padding=True), no_grad=True,
+         inputs=seq_inputs(True, 64, True), outputs={"output": [0, 1]}),
+    dict(name="mha_fused_nomask", build=lambda: SelfAttention(key_padding=False), no_grad=True,
+         inputs=seq_inputs(True, 64, True), outputs={"output": [0, 1]}),
+    rnn_model("lstm", nn.LSTM, False),
+    rnn_model("lstm_batch_first", nn.LSTM, True),
+    rnn_model("gru", nn.GRU, False),
+    rnn_model("gru_batch_first", nn.GRU, True),
+]
+
+
+def make_tensor(spec, shape, seed):
+    """The tensor oxport makes from {"fill": "randn", "seed": seed} (frontend.cpp's makeTensor)."""
+    g = torch.Generator().manual_seed(seed)
+    t = torch.randn(shape, generator=g)
+    if spec["dtype"] == "bool":
+        return torch.rand(shape, generator=g) > 0.5
+    return t.to(getattr(torch, spec["dtype"]))
+
+
+def mask_seed(spec):
+    """A seed whose random padding mask leaves every row some unmasked key, at the traced size and
+    at the other sizes the test verifies (traced + 1 and 2x on the dynamic axes): a row with every
+    key masked is NaN in PyTorch."""
+    for seed in range(1000):
+        ok = True
+        for f in (lambda s: s, lambda s: s + 1, lambda s: 2 * s):
+            shape = [f(d) if i in spec["dynamic"] else d for i, d in enumerate(spec["shape"])]
+            if make_tensor(spec, shape, seed).all(dim=-1).any():
+                ok = False
+        if ok:
+            return seed
+    raise SystemExit("no usable mask seed")
+
+
+def main():
+    out = sys.argv[1]
+    only = set(sys.argv[2:])
+    os.makedirs(out, exist_ok=True)
+    manifest = []
+    for m in MODELS:
+        name = m["name"]
+        folder = os.path.join(out, name)
+        os.makedirs(folder, exist_ok=True)
+        if only and name not in only:
+            manifest.append({"name": name, "dir": name, "opsets": [11, 13, 17], "tolerance": 1e-4})
+            continue
+        torch.manual_seed(0)
+        module = m["build"]()
+        if m.get("wrap"):
+            module = m["wrap"](module)
+        module.eval()
+        args = []
+        preset_args = []
+        for spec in m["inputs"]:
+            seed = mask_seed(spec) if spec["dtype"] == "bool" else 0
+            args.append(make_tensor(spec, spec["shape"], seed))
+            preset_args.append({"tensor": {"shape": spec["shape"], "dtype": spec["dtype"], "fill": "randn",
+                                           "seed": seed}})
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if m["no_grad"]:
+                with torch.no_grad():
+                    traced = torch.jit.trace(module, tuple(args), check_trace=False)
+            else:
+                traced = torch.jit.trace(module, tuple(args), check_trace=False)
+        traced.save(os.path.join(folder, "model.pt"))
+        input_names = [s["name"] for s in m["inputs"]]
+        output_names = list(m["outputs"].keys())
+        dyn = {}
+        for s in m["inputs"]:
+            dyn[s["name"]] = {str(a): f"{s['name']}_{a}" for a in s["dynamic"]}
+        for o, axes in m["outputs"].items():
+            dyn[o] = {str(a): f"{o}_{a}" for a in axes}
+        preset = {"format": "oxport-preset", "version": 1, "model": "model.pt", "args": preset_args,
+                  "input_names": input_names, "output_names": output_names, "dynamic_axes": dyn,
+                  "keep_initializers_as_inputs": False}
+        with open(os.path.join(folder, "preset.json"), "w") as f:
+            json.dump(preset, f, indent=2)
+        manifest.append({"name": name, "dir": name, "opsets": m.get("opsets", [11, 13, 17]),
+                         "tolerance": m.get("tolerance", 1e-4)})
+        print(f"  {name}", flush=True)
+    with open(os.path.join(out, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=1)
+    print(f"{len(manifest)} zoo models in {out}")
+
+
+if __name__ == "__main__":
+    main()

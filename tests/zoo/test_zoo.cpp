@@ -1,0 +1,126 @@
+// Model-zoo tests: every model of tests/zoo/gen_zoo.py (torchvision classifiers, transformer
+// encoders with and without PyTorch's fused fast paths, LSTM/GRU) is exported by oxport at each
+// opset, checked (checker + strict shape inference), run in ONNX Runtime and compared with
+// libtorch at the traced size and at other sizes of its dynamic axes. Each export's time, node
+// count and errors are printed, and appended to zoo_report.jsonl next to the fixtures.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "oxport/model.h"
+#include "oxport/preset.h"
+#include "oxport/runtime.h"
+
+namespace fs = std::filesystem;
+using namespace oxport;
+
+namespace {
+
+struct ZooModel {
+  std::string name, dir;
+  std::vector<int> opsets;
+  double tolerance = 1e-4;
+};
+
+void PrintTo(const ZooModel& m, std::ostream* os) { *os << m.name; }
+
+std::vector<ZooModel> loadManifest() {
+  std::vector<ZooModel> out;
+  std::ifstream f(fs::path(OXPORT_ZOO_DIR) / "manifest.json");
+  if (!f) return out;
+  auto j = nlohmann::json::parse(f);
+  for (const auto& c : j) {
+    ZooModel m;
+    m.name = c["name"];
+    m.dir = c["dir"];
+    m.tolerance = c["tolerance"];
+    m.opsets = c["opsets"].get<std::vector<int>>();
+    out.push_back(m);
+  }
+  return out;
+}
+
+OnnxRuntime& runtime() {
+  static std::unique_ptr<OnnxRuntime> rt = [] {
+    auto r = makeDefaultRuntime();
+    if (!r.ok()) {
+      ADD_FAILURE() << r.error().message();
+      return std::unique_ptr<OnnxRuntime>();
+    }
+    return std::move(*r);
+  }();
+  return *rt;
+}
+
+std::string shapeText(const std::vector<std::vector<int64_t>>& shapes) {
+  std::string s;
+  for (const auto& sh : shapes) {
+    if (!s.empty()) s += " ";
+    s += "(";
+    for (size_t i = 0; i < sh.size(); ++i) s += (i ? "," : "") + std::to_string(sh[i]);
+    s += ")";
+  }
+  return s;
+}
+
+class ZooTest : public ::testing::TestWithParam<ZooModel> {};
+
+void runModel(const ZooModel& m, const Model& model, int opset) {
+  fs::path dir = fs::path(OXPORT_ZOO_DIR) / m.dir;
+  auto preset = loadPreset(dir / "preset.json");
+  ASSERT_TRUE(preset.ok()) << preset.error().message();
+  ExportOptions options = preset->options;
+  options.opset_version = opset;
+  fs::path out = fs::path(OXPORT_ZOO_DIR) / "out" / (m.name + "_opset" + std::to_string(opset) + ".onnx");
+  fs::create_directories(out.parent_path());
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = model.exportOnnx(options, OutputTarget::toFile(out));
+  double export_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_TRUE(r->stats.checker_passed);
+  EXPECT_TRUE(r->stats.shape_inference_passed);
+  for (const auto& d : r->diagnostics)
+    EXPECT_NE(d.code, "fallback-op") << "op fell back to a custom node: " << d.toString();
+  VerifyOptions vo;
+  vo.tolerance = m.tolerance;
+  auto report = verifyExport(model, options, out, runtime(), vo);
+  ASSERT_TRUE(report.ok()) << report.error().message();
+  EXPECT_TRUE(report->passed) << report->toText();
+
+  nlohmann::json row{{"model", m.name}, {"opset", opset}, {"export_ms", export_ms},
+                     {"onnx_nodes", r->stats.onnx_nodes}, {"passed", report->passed}};
+  std::cout << "[zoo] " << m.name << " opset " << opset << ": export " << static_cast<int>(export_ms) << " ms, "
+            << r->stats.onnx_nodes << " nodes";
+  for (const auto& run : report->runs) {
+    double rel = 0;
+    for (const auto& o : run.outputs) rel = std::max(rel, o.max_rel_error);
+    row["runs"].push_back({{"shapes", run.input_shapes}, {"max_rel_error", rel}, {"passed", run.passed}});
+    std::cout << "; " << shapeText(run.input_shapes) << " rel " << rel << (run.passed ? "" : " FAILED");
+  }
+  std::cout << std::endl;
+  std::ofstream(fs::path(OXPORT_ZOO_DIR) / "zoo_report.jsonl", std::ios::app) << row.dump() << "\n";
+  fs::remove(out);  // the large models would fill the disk otherwise
+}
+
+// One test per model; each opset is a scoped trace inside it (the model is loaded once).
+TEST_P(ZooTest, ExportsChecksAndMatches) {
+  const ZooModel& m = GetParam();
+  auto model = Model::load(fs::path(OXPORT_ZOO_DIR) / m.dir / "model.pt");
+  ASSERT_TRUE(model.ok()) << model.error().message();
+  for (int opset : m.opsets) {
+    SCOPED_TRACE("opset " + std::to_string(opset));
+    runModel(m, *model, opset);
+  }
+}
+
+std::string modelName(const ::testing::TestParamInfo<ZooModel>& info) { return info.param.name; }
+
+}  // namespace
+
+INSTANTIATE_TEST_SUITE_P(Zoo, ZooTest, ::testing::ValuesIn(loadManifest()), modelName);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(ZooTest);
