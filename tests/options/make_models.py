@@ -1,0 +1,288 @@
+#!/usr/bin/python3
+"""Fixtures of the option tests: small TorchScript models, oxport presets, and what torch.onnx.export
+(torch 1.13) writes for the same model and options.
+
+usage: make_models.py OUT_DIR
+Writes OUT_DIR/models/<model>.pt, OUT_DIR/golden/<case>/{preset.json,torch.onnx} and
+OUT_DIR/manifest.json. Run with /usr/bin/python3 (the Python that has torch and onnx).
+"""
+import io
+import json
+import os
+import sys
+import warnings
+from typing import Dict, List, Optional, Tuple
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+from torch.onnx import OperatorExportTypes as OET
+from torch.onnx import TrainingMode as TM
+
+warnings.filterwarnings("ignore")
+
+
+# ---- models ---------------------------------------------------------------------------------
+
+class Net(torch.nn.Module):
+    """conv-bn-relu-dropout, a linear layer and arithmetic on a parameter (w * 2).t()."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 3)
+        self.bn = torch.nn.BatchNorm2d(4)
+        self.drop = torch.nn.Dropout(0.5)
+        self.fc = torch.nn.Linear(4, 3)
+        self.w = torch.nn.Parameter(torch.randn(3, 4))
+
+    def forward(self, x):
+        y = self.drop(torch.relu(self.bn(self.conv(x))))
+        y = y.mean((2, 3))
+        return self.fc(y) + y @ (self.w * 2).t()
+
+
+class Plain(torch.nn.Module):
+    """conv and linear, no batch norm: parameters keep their state_dict names in torch.onnx too."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 3)
+        self.fc = torch.nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc(torch.relu(self.conv(x)).mean((2, 3)))
+
+
+class TwoInTwoOut(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 4)
+
+    def forward(self, a, b):
+        y = self.fc(a) + b
+        return y, y.sum(1)
+
+
+class Search(torch.nn.Module):
+    def forward(self, b, y):
+        return torch.searchsorted(b, y)
+
+
+class Hist(torch.nn.Module):
+    def forward(self, y, b):
+        return torch.histc(y, bins=4, min=-1.0, max=1.0) + b[:4]
+
+
+class Unsupported(torch.nn.Module):
+    """Two ops neither torch.onnx 1.13 nor oxport converts, in two submodules."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 4)
+        self.search = Search()
+        self.hist = Hist()
+
+    def forward(self, x, b):
+        y = torch.relu(self.fc(x))
+        return self.search(b, y), self.hist(y, b)
+
+
+class ArgsNet(torch.nn.Module):
+    """Every kind of argument: tensor, int, bool, str, float, Optional[Tensor], List[Tensor],
+    Tuple[Tensor, Tensor], List[int], and keyword arguments with defaults; returns a tuple holding
+    a tensor, a list and a dict."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.randn(4, 4))
+        self.w2 = torch.nn.Parameter(torch.randn(4, 2))
+
+    def forward(self, x: Tensor, n: int, flag: bool, mode: str, scale: float, opt: Optional[Tensor],
+                ts: List[Tensor], pair: Tuple[Tensor, Tensor], order: List[int],
+                bias: Optional[Tensor] = None, k: int = 2):
+        y = F.linear(x * n + scale, self.w, opt)
+        y = y + torch.cat(ts, 1).sum(1, keepdim=True)
+        y = y + pair[0] * pair[1]
+        y = torch.div(y, 2.0, rounding_mode=mode)
+        s = y.sum(0, keepdim=flag)
+        z = F.linear(y.permute(order), self.w2, bias)
+        return z * k, [y + 1, y - 1], {"s": s, "m": y.mean()}
+
+
+# ---- cases ----------------------------------------------------------------------------------
+
+def T(*shape):
+    return {"tensor": {"shape": list(shape)}}
+
+
+def torch_value(a):
+    if isinstance(a, dict) and "tensor" in a:
+        return torch.randn(*a["tensor"]["shape"])
+    if isinstance(a, list):
+        return [torch_value(e) for e in a]
+    return a
+
+
+NET_ARGS = [T(1, 3, 8, 8)]
+ARGS_POS = [T(2, 4), 3, True, "floor", 0.5, T(4), [T(2, 1), T(2, 2)], [T(2, 4), T(2, 4)], [1, 0]]
+ARGS_KW = {"bias": T(4)}
+
+# name: (model, args, kwargs, options as preset keys, what the test compares)
+CASES = {}
+
+
+def case(name, model, args, options, compare, kwargs=None, tuples=()):
+    CASES[name] = dict(model=model, args=args, kwargs=kwargs or {}, options=options, compare=compare,
+                       tuples=list(tuples))
+
+
+COMMON = ["opsets", "ir_version", "producer", "input_count", "output_count", "ops"]
+case("default", "net", NET_ARGS, {}, COMMON + ["input_dims", "output_dims", "initializer_count", "init_inputs"])
+for t in ["ONNX", "ONNX_FALLTHROUGH", "ONNX_ATEN_FALLBACK"]:
+    for k in [None, True, False]:
+        case(f"keep_{t}_{k}".lower(), "net", NET_ARGS, {"operator_export_type": t, "keep_initializers_as_inputs": k},
+             ["input_count", "init_inputs", "initializer_count"])
+# oxport writes the scalar 2 as an initializer (listed as an input, keep_initializers_as_inputs
+# being None) and a Cast of it, where torch.onnx writes a float Constant node.
+case("no_folding", "net", NET_ARGS, {"do_constant_folding": False},
+     ["opsets", "has_ops:Conv,Gemm,Mul,Transpose,MatMul,Add", "param_names"])
+case("export_params_false", "plain", NET_ARGS, {"export_params": False},
+     ["input_count", "input_names:-1", "input_dims", "initializer_count", "ops"])
+case("export_params_false_named", "plain", NET_ARGS, {"export_params": False, "input_names": ["image"]},
+     ["input_names", "input_dims", "initializer_count"])
+# oxport keeps scalar constants (dropout ratio, training_mode) as initializers, torch.onnx as
+# Constant nodes: with keep_initializers_as_inputs None (True) oxport lists more graph inputs.
+TRAIN = ["opsets", "ir_version", "output_count", "ops"]
+case("training_15", "net", NET_ARGS, {"training": "TRAINING", "opset_version": 15},
+     TRAIN + ["param_names", "attrs:BatchNormalization", "node_outputs:BatchNormalization",
+               "node_inputs:Dropout"])
+case("training_17", "net", NET_ARGS, {"training": "TRAINING", "opset_version": 17},
+     TRAIN + ["param_names", "attrs:BatchNormalization", "node_inputs:Dropout"])
+case("preserve_train", "net_train", NET_ARGS, {"training": "PRESERVE", "opset_version": 15},
+     TRAIN + ["param_names", "attrs:BatchNormalization"])
+case("preserve_eval", "net", NET_ARGS, {"training": "PRESERVE", "opset_version": 15}, COMMON + ["initializer_count"])
+for op in range(9, 18):
+    case(f"opset_{op}", "net", NET_ARGS, {"opset_version": op}, COMMON)
+case("dynamic_dict", "net", NET_ARGS,
+     {"input_names": ["x"], "output_names": ["y"], "dynamic_axes": {"x": {"0": "batch", "2": "h"}, "y": {"0": "batch"}}},
+     ["input_names", "output_names", "input_dims", "output_dims"])
+case("dynamic_list", "net", NET_ARGS,
+     {"input_names": ["x"], "output_names": ["y"], "dynamic_axes": {"x": [0, 2], "y": [0]}},
+     ["input_names", "output_names", "input_dims", "output_dims"])
+case("names_partial", "two", [T(2, 4), T(2, 4)], {"input_names": ["first"], "output_names": ["out0"]},
+     ["input_names:1", "output_names:1", "input_count", "output_count"])
+case("names_full", "two", [T(2, 4), T(2, 4)],
+     {"input_names": ["a", "b"], "output_names": ["y", "s"], "keep_initializers_as_inputs": False},
+     ["input_names", "output_names", "input_dims", "output_dims"])
+for t in ["ONNX_FALLTHROUGH", "ONNX_ATEN", "ONNX_ATEN_FALLBACK"]:
+    case(f"export_type_{t.lower()}", "unsupported", [T(2, 4), T(5)], {"operator_export_type": t},
+         ["opsets", "output_count", "custom_ops", "attrs:ATen:operator"])
+case("custom_opsets", "unsupported", [T(2, 4), T(5)],
+     {"operator_export_type": "ONNX_FALLTHROUGH", "custom_opsets": {"org.pytorch.aten": 2}}, ["opsets"])
+case("args_kinds", "args", ARGS_POS, {"keep_initializers_as_inputs": False},
+     ["input_count", "input_dims", "output_count", "output_dims"], kwargs=ARGS_KW, tuples=[7])
+case("args_kinds_named", "args", ARGS_POS,
+     {"keep_initializers_as_inputs": False, "input_names": ["x", "opt", "t0", "t1", "p0", "p1", "bias"],
+      "output_names": ["z", "l0", "l1", "s", "m"]},
+     ["input_names", "input_dims", "output_names", "output_dims"], kwargs=ARGS_KW, tuples=[7])
+
+
+def make_models(models_dir):
+    torch.manual_seed(0)
+    os.makedirs(models_dir, exist_ok=True)
+    eager = {}
+    net = Net().eval()
+    with torch.no_grad():
+        net.bn.running_mean.uniform_(-0.5, 0.5)
+        net.bn.running_var.uniform_(0.5, 1.5)
+    x = torch.randn(1, 3, 8, 8)
+    eager["net"] = net
+    torch.jit.trace(net, (x,)).save(os.path.join(models_dir, "net.pt"))
+    net_train = Net()
+    net_train.load_state_dict(net.state_dict())
+    net_train.train()
+    eager["net_train"] = net_train
+    torch.jit.trace(net_train, (x,), check_trace=False).save(os.path.join(models_dir, "net_train.pt"))
+    plain = Plain().eval()
+    eager["plain"] = plain
+    torch.jit.trace(plain, (x,)).save(os.path.join(models_dir, "plain.pt"))
+    two = TwoInTwoOut().eval()
+    eager["two"] = two
+    torch.jit.trace(two, (torch.randn(2, 4), torch.randn(2, 4))).save(os.path.join(models_dir, "two.pt"))
+    uns = Unsupported().eval()
+    eager["unsupported"] = uns
+    torch.jit.trace(uns, (torch.randn(2, 4), torch.linspace(-1, 1, 5))).save(os.path.join(models_dir, "unsupported.pt"))
+    big = torch.nn.Sequential(torch.nn.Linear(256, 256), torch.nn.ReLU(), torch.nn.Linear(256, 16)).eval()
+    torch.jit.trace(big, (torch.randn(2, 256),)).save(os.path.join(models_dir, "big.pt"))
+    args = ArgsNet().eval()
+    eager["args"] = args
+    torch.jit.script(args).save(os.path.join(models_dir, "args.pt"))
+    return eager
+
+
+class BakedArgs(torch.nn.Module):
+    """torch.onnx 1.13 turns int and bool arguments into graph inputs (tensors) when it traces,
+    so the reference bakes ArgsNet's non-tensor arguments here, as the seed documents."""
+
+    def __init__(self, m):
+        super().__init__()
+        self.m = m
+
+    def forward(self, x, opt, ts, pair, bias=None):
+        return self.m(x, 3, True, "floor", 0.5, opt, ts, pair, [1, 0], bias=bias)
+
+
+def to_tuple_at(values, idxs):
+    return [tuple(v) if i in idxs else v for i, v in enumerate(values)]
+
+
+def torch_export(model, c, path):
+    o = c["options"]
+    args = to_tuple_at([torch_value(a) for a in c["args"]], c["tuples"])
+    if isinstance(model, ArgsNet):
+        model = BakedArgs(model)
+        args = [args[0], args[5], args[6], args[7]]
+    if c["kwargs"]:
+        args.append({k: torch_value(v) for k, v in c["kwargs"].items()})
+    dyn = None
+    if "dynamic_axes" in o:
+        dyn = {k: ({int(a): n for a, n in v.items()} if isinstance(v, dict) else v) for k, v in o["dynamic_axes"].items()}
+    f = io.BytesIO()
+    torch.onnx.export(
+        model, tuple(args), f,
+        export_params=o.get("export_params", True),
+        training=getattr(TM, o.get("training", "EVAL")),
+        input_names=o.get("input_names"), output_names=o.get("output_names"),
+        operator_export_type=getattr(OET, o.get("operator_export_type", "ONNX_FALLTHROUGH")),
+        opset_version=o.get("opset_version", 11),
+        do_constant_folding=o.get("do_constant_folding", True),
+        dynamic_axes=dyn,
+        keep_initializers_as_inputs=o.get("keep_initializers_as_inputs"),
+        custom_opsets=o.get("custom_opsets"))
+    with open(path, "wb") as out:
+        out.write(f.getvalue())
+
+
+def main():
+    out = os.path.abspath(sys.argv[1])
+    eager = make_models(os.path.join(out, "models"))
+    manifest = []
+    for name, c in CASES.items():
+        d = os.path.join(out, "golden", name)
+        os.makedirs(d, exist_ok=True)
+        preset = {"model": os.path.join(out, "models", c["model"] + ".pt"), "args": c["args"]}
+        if c["kwargs"]:
+            preset["kwargs"] = c["kwargs"]
+        preset.update(c["options"])
+        with open(os.path.join(d, "preset.json"), "w") as f:
+            json.dump(preset, f, indent=2)
+        torch.manual_seed(0)
+        # Preserve/training exports change the module's mode; torch.onnx restores it.
+        torch_export(eager[c["model"]], c, os.path.join(d, "torch.onnx"))
+        manifest.append({"name": name, "dir": d, "compare": c["compare"]})
+    with open(os.path.join(out, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()
