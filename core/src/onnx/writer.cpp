@@ -198,8 +198,12 @@ Result<WriteReport> writeModel(const Model& model, const OutputTarget& target, c
   }
 
   int64_t total = 0;
-  for (const auto& init : model.graph.initializers) total += static_cast<int64_t>(init.tensor.nbytes);
-  const bool external = total > settings.external_data_threshold;
+  bool movable = false;  // tensors under 1 KiB stay inside the model file
+  for (const auto& init : model.graph.initializers) {
+    total += static_cast<int64_t>(init.tensor.nbytes);
+    movable = movable || init.tensor.nbytes >= 1024;
+  }
+  const bool external = total > settings.external_data_threshold && movable;
   if (external && target.stream)
     return Error("too-large-for-stream",
                  "the model's weights (" + std::to_string(total >> 20) +

@@ -1,6 +1,8 @@
 // Model::exportOnnx and friends: the pipeline driver. Phases: passes + example run (frontend),
 // convert (registry), optimize (ONNX passes), serialize + check (writer).
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <set>
 #include <sstream>
 #include <unordered_map>
@@ -138,12 +140,15 @@ Result<std::vector<std::string>> flattenOutput(convert::Context& ctx, const ts::
 
 std::vector<onnx_ir::Dim> dimsFor(const std::vector<int64_t>& shape, const DynamicAxisSpec* spec,
                                   const std::string& tensor_name) {
+  // torch.onnx 1.13 names the axes of the list form "<name>_dynamic_axes_<k>", k counting the
+  // list's entries from 1 (not the axis index). Axes are kept sorted, so [2, 0] numbers axis 0 first.
   std::vector<onnx_ir::Dim> dims;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (spec) {
       auto it = spec->axes.find(static_cast<int64_t>(i));
       if (it != spec->axes.end()) {
-        std::string name = it->second.empty() ? tensor_name + "_dynamic_axes_" + std::to_string(i + 1) : it->second;
+        const auto k = std::distance(spec->axes.begin(), it) + 1;
+        std::string name = it->second.empty() ? tensor_name + "_dynamic_axes_" + std::to_string(k) : it->second;
         dims.push_back(onnx_ir::Dim::symbol(name));
         continue;
       }
@@ -151,6 +156,32 @@ std::vector<onnx_ir::Dim> dimsFor(const std::vector<int64_t>& shape, const Dynam
     dims.push_back(onnx_ir::Dim::fixed(shape[i]));
   }
   return dims;
+}
+
+// The module's state_dict names in state_dict order: per module its parameters, then its buffers,
+// then its children. torch.onnx lists parameters given as inputs (export_params=False) so.
+void stateDictNames(const torch::jit::Module& m, const std::string& prefix, std::vector<std::string>& out) {
+  for (const auto& p : m.named_parameters(/*recurse=*/false)) out.push_back(prefix + p.name);
+  for (const auto& b : m.named_buffers(/*recurse=*/false)) out.push_back(prefix + b.name);
+  for (const auto& c : m.named_children()) stateDictNames(c.value, prefix + c.name + ".", out);
+}
+
+// Graph input order: the user's tensors as given, then parameters in state_dict order.
+std::vector<size_t> inputOrder(const ts::Graph& g, const torch::jit::Module& module) {
+  std::vector<size_t> order(g.inputs.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::vector<std::string> names;
+  stateDictNames(module, "", names);
+  std::map<std::string, size_t> rank;
+  for (size_t i = 0; i < names.size(); ++i) rank.emplace(names[i], i);
+  auto key = [&](size_t i) {
+    const std::string& p = g.input_param_names[i];
+    if (p.empty()) return std::make_pair(size_t(0), i);
+    auto it = rank.find(p);
+    return std::make_pair(size_t(1), it == rank.end() ? names.size() + i : it->second);
+  };
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return key(a) < key(b); });
+  return order;
 }
 
 bool keepInitializersAsInputs(const ExportOptions& o) {
@@ -252,13 +283,16 @@ Result<ExportResult> Model::exportOnnx(const ExportOptions& options, const Outpu
   settings.verbose = options.verbose;
   convert::Context ctx(model, g, settings);
 
-  std::set<std::string> used_names;
-  for (size_t i = 0; i < g.inputs.size(); ++i) {
+  std::set<std::string> used_names, param_inputs;
+  const std::vector<size_t> input_order = inputOrder(g, impl_->module);
+  for (size_t pos = 0; pos < input_order.size(); ++pos) {
+    const size_t i = input_order[pos];
     const ts::Value* in = g.inputs[i];
     std::string name;
-    if (i < options.input_names.size()) name = options.input_names[i];
+    if (pos < options.input_names.size()) name = options.input_names[pos];
     else if (!g.input_param_names[i].empty()) name = g.input_param_names[i];
     else name = in->name;
+    if (!g.input_param_names[i].empty()) param_inputs.insert(name);
     ctx.bind(in, name);
     used_names.insert(name);
     onnx_ir::ValueInfo vi;
@@ -306,7 +340,14 @@ Result<ExportResult> Model::exportOnnx(const ExportOptions& options, const Outpu
       std::string want = i < options.output_names.size() ? options.output_names[i] : "output_" + std::to_string(i);
       if (i >= options.output_names.size()) {
         // Keep generated names clear of input names.
-        while (used_names.count(want)) want += "_";
+        while (used_names.count(want) || init_set.count(want)) want += "_";
+      } else if (used_names.count(want) || init_set.count(want)) {
+        Diagnostic d = makeError("output-name-taken",
+                                 "output_names[" + std::to_string(i) + "] is '" + want + "', which is already the name of " +
+                                     (init_set.count(want) ? "a weight (initializer)" : "a graph input"),
+                                 "give the outputs names that no input or parameter has");
+        d.option = "output_names";
+        return Error(d);
       }
       if (input_set.count(src) || init_set.count(src) || seen.count(src) || used_names.count(want)) {
         ctx.setCurrent(nullptr);
@@ -367,7 +408,11 @@ Result<ExportResult> Model::exportOnnx(const ExportOptions& options, const Outpu
       valid.insert(model.graph.inputs[i].name);
       ranks[model.graph.inputs[i].name] = static_cast<int>(model.graph.inputs[i].shape.size());
     }
-    for (const auto& o : model.graph.outputs) valid.insert(o.name);
+    for (size_t i = 0; i < model.graph.outputs.size(); ++i) {
+      valid.insert(model.graph.outputs[i].name);
+      if (i < out_metas.size() && out_metas[i].known)
+        ranks[model.graph.outputs[i].name] = static_cast<int>(out_metas[i].shape.size());
+    }
     for (const auto& [name, spec] : options.dynamic_axes) {
       if (!valid.count(name)) {
         std::string list;
@@ -397,10 +442,17 @@ Result<ExportResult> Model::exportOnnx(const ExportOptions& options, const Outpu
   stats.phase_ms["convert"] = msSince(t);
   for (auto& w : ctx.warnings()) result.diagnostics.push_back(w);
 
+  // ATen nodes carry `overload_name` as torch.onnx 1.13 writes it: empty for the default overload.
+  for (auto& n : model.graph.nodes)
+    if (n.op_type == "ATen" && n.domain == "org.pytorch.aten" && !n.attr("overload_name"))
+      n.attributes.push_back(convert::attrString("overload_name", ""));
+
   // ---- ONNX passes
   if (progress) progress(Phase::Optimize, 0.0, "optimizing");
   t = Clock::now();
   onnx_ir::eliminateIdentities(model.graph);
+  // As torch.onnx 1.13 (its eval peephole): batch norm is folded into the conv only with EVAL, not
+  // with PRESERVE of a module in eval mode; and only when the weights are in the file.
   if (options.training == TrainingMode::Eval && options.export_params) onnx_ir::foldBatchNormIntoConv(model.graph);
   onnx_ir::eliminateDeadNodes(model.graph);
   if (options.do_constant_folding) onnx_ir::deduplicateInitializers(model.graph);
@@ -412,10 +464,9 @@ Result<ExportResult> Model::exportOnnx(const ExportOptions& options, const Outpu
       for (const auto& i : n.inputs) used.insert(i);
     for (const auto& o : model.graph.outputs) used.insert(o.name);
     std::vector<onnx_ir::ValueInfo> kept;
-    for (size_t i = 0; i < model.graph.inputs.size(); ++i) {
-      bool is_param = i < g.input_param_names.size() && !g.input_param_names[i].empty();
-      if (is_param && !used.count(model.graph.inputs[i].name)) continue;
-      kept.push_back(model.graph.inputs[i]);
+    for (const auto& in : model.graph.inputs) {
+      if (param_inputs.count(in.name) && !used.count(in.name)) continue;
+      kept.push_back(in);
     }
     model.graph.inputs = std::move(kept);
   }
@@ -479,8 +530,15 @@ Result<ExportResult> Model::exportOnnx(const ExportOptions& options, const Outpu
 
   // ---- write
   if (progress) progress(Phase::Serialize, 0.0, "writing");
+  if (cancel.cancelled()) return Error("cancelled", "the export was cancelled");
   t = Clock::now();
   onnx_ir::WriteSettings ws;
+  // Test-only: a lower external-data threshold (bytes), so tests need not write 2 GiB.
+  if (const char* th = std::getenv("OXPORT_EXTERNAL_DATA_THRESHOLD")) {
+    char* end = nullptr;
+    long long v = std::strtoll(th, &end, 10);
+    if (end && *end == '\0' && v > 0) ws.external_data_threshold = v;
+  }
   OXPORT_ASSIGN(onnx_ir::WriteReport wr, onnx_ir::writeModel(model, out, ws));
   stats.phase_ms["serialize+check"] = msSince(t);
   for (auto& w : wr.warnings) result.diagnostics.push_back(w);
