@@ -343,6 +343,11 @@ int cmdExportOrVerify(const ParsedArgs& p, std::ostream& out, std::ostream& err,
     return 2;
   }
   Job& job = *jobr;
+  // Options that are wrong whatever the model (opset range, duplicate names, ...) are usage errors.
+  if (auto bad = validateOptions(job.options); !bad.empty()) {
+    printDiagnostics(err, bad, p.json);
+    return 2;
+  }
   if (verify_only) {
     if (p.positional.size() < 2) return usageError(err, Error("usage", "verify needs MODEL.pt and MODEL.onnx"));
     job.output = p.positional[1];
