@@ -1,0 +1,159 @@
+#include "convert/driver.h"
+
+#include <set>
+
+#include "convert/registry.h"
+
+namespace oxport::convert {
+
+namespace {
+
+std::string opTypeOf(const std::string& kind) {
+  auto p = kind.find("::");
+  return p == std::string::npos ? kind : kind.substr(p + 2);
+}
+
+std::string domainOf(const std::string& kind) {
+  auto p = kind.find("::");
+  std::string ns = p == std::string::npos ? "custom" : kind.substr(0, p);
+  return "org.pytorch." + ns;
+}
+
+bool isStructural(const std::string& kind) { return kind.rfind("prim::", 0) == 0; }
+
+}  // namespace
+
+// Unsupported op kept as a node (ONNX_FALLTHROUGH) or as an ATen op (ONNX_ATEN*): dynamic
+// inputs stay inputs, static arguments become attributes named after the schema.
+Status emitFallback(Context& ctx, const ts::Node& n, bool aten_form) {
+  std::vector<std::string> inputs;
+  std::vector<onnx_ir::Attribute> attrs;
+  if (aten_form) {
+    attrs.push_back(attrString("operator", opTypeOf(n.kind)));
+    auto dot = n.schema.find('.');
+    auto paren = n.schema.find('(');
+    if (dot != std::string::npos && paren != std::string::npos && dot < paren)
+      attrs.push_back(attrString("overload_name", n.schema.substr(dot + 1, paren - dot - 1)));
+  }
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    const ts::Value* in = n.inputs[i];
+    std::string an = i < n.arg_names.size() && !n.arg_names[i].empty() ? n.arg_names[i] : "arg" + std::to_string(i);
+    if (in->constant && !in->constant->isTensor()) {
+      const auto& c = *in->constant;
+      if (c.isNone()) continue;
+      if (c.isBool() || c.isInt()) attrs.push_back(attrInt(an, c.toInt()));
+      else if (c.isDouble()) attrs.push_back(attrFloat(an, static_cast<float>(c.toDouble())));
+      else if (c.isString()) attrs.push_back(attrString(an, c.str()));
+      else if (c.isList()) {
+        bool ints = true;
+        for (const auto& e : c.list()) ints = ints && (e.isInt() || e.isBool());
+        if (ints) {
+          std::vector<int64_t> v;
+          for (const auto& e : c.list()) v.push_back(e.toInt());
+          attrs.push_back(attrInts(an, v));
+        } else {
+          std::vector<float> v;
+          for (const auto& e : c.list()) v.push_back(static_cast<float>(e.toDouble()));
+          attrs.push_back(attrFloats(an, v));
+        }
+      }
+      continue;
+    }
+    if (in->type == ts::ValueType::List && !in->constant) {
+      auto names = ctx.tensorList(in);
+      if (!names.ok()) return names.error();
+      for (auto& s : *names) inputs.push_back(s);
+      continue;
+    }
+    auto s = ctx.tensor(in);
+    if (!s.ok()) return s.error();
+    inputs.push_back(*s);
+  }
+  std::string op = aten_form ? "ATen" : opTypeOf(n.kind);
+  std::string domain = aten_form ? "org.pytorch.aten" : domainOf(n.kind);
+  int nout = static_cast<int>(n.outputs.size());
+  auto outs = ctx.emit(op, inputs, nout, std::move(attrs), domain);
+  for (int i = 0; i < nout; ++i) {
+    const ts::Value* o = n.outputs[static_cast<size_t>(i)];
+    if (o->type == ts::ValueType::List) ctx.bindList(o, {outs[static_cast<size_t>(i)]});
+    else ctx.bind(o, outs[static_cast<size_t>(i)]);
+  }
+  return okStatus();
+}
+
+Status convertNodes(Context& ctx, const std::vector<const ts::Node*>& nodes, std::vector<Diagnostic>& warnings,
+                    const ProgressFn* progress, const CancelToken* cancel) {
+  const auto& registry = builtinRegistry();
+  const int opset = ctx.opset();
+  const auto mode = ctx.settings().export_type;
+  const ts::Node* outer = ctx.current();
+  std::vector<Diagnostic> convert_errors;
+  std::set<const ts::Node*> failed;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const ts::Node* n = nodes[i];
+    if (cancel && cancel->cancelled()) {
+      ctx.setCurrent(outer);
+      return Error("cancelled", "the export was cancelled");
+    }
+    if (progress && *progress && i % 64 == 0)
+      (*progress)(Phase::Convert, static_cast<double>(i) / nodes.size(), n->kind);
+    ctx.setCurrent(n);
+    bool inputs_ok = true;
+    for (const auto* in : n->inputs)
+      if (in->producer && failed.count(in->producer)) inputs_ok = false;
+    if (!inputs_ok) {
+      failed.insert(n);
+      continue;
+    }
+    const bool aten_op = n->kind.rfind("aten::", 0) == 0;
+    if (mode == OperatorExportType::OnnxAten && aten_op) {
+      Status s = emitFallback(ctx, *n, true);
+      if (!s.ok()) { convert_errors.insert(convert_errors.end(), s.error().diagnostics().begin(), s.error().diagnostics().end()); failed.insert(n); }
+      continue;
+    }
+    const OpEntry* entry = registry.find(n->kind, opset);
+    Status s = okStatus();
+    if (entry) {
+      s = entry->fn(ctx, *n);
+      ctx.setCurrent(n);  // a converter with blocks converts nested nodes
+    } else {
+      int need = registry.minOpset(n->kind);
+      Diagnostic d = need > opset
+                         ? ctx.needsOpset(need, n->kind)
+                         : n->error("unsupported-op", "no ONNX conversion for " + n->kind + " (opset " +
+                                                          std::to_string(opset) + ")",
+                                    "see `oxport ops` for what converts; with operator_export_type "
+                                    "ONNX_FALLTHROUGH or ONNX_ATEN_FALLBACK the op is kept as a custom node");
+      if (need > 0 && need < opset) {
+        d = n->error("unsupported-op", n->kind + " has no conversion at opset " + std::to_string(opset));
+      }
+      s = Error(d);
+    }
+    if (!s.ok()) {
+      bool fallback_ok = !isStructural(n->kind) &&
+                         (mode == OperatorExportType::OnnxFallthrough || mode == OperatorExportType::OnnxAtenFallback) &&
+                         s.error().code() != "internal" && s.error().code() != "dynamic-argument";
+      if (fallback_ok) {
+        // Any half-emitted nodes of the failed converter are dead and removed later.
+        bool aten_form = mode == OperatorExportType::OnnxAtenFallback && aten_op;
+        Status fs = emitFallback(ctx, *n, aten_form);
+        if (fs.ok()) {
+          Diagnostic w = n->warning("fallback-op",
+                                    n->kind + " was kept as a " + (aten_form ? "ATen" : "custom-domain") +
+                                        " node: " + s.error().first().message,
+                                    "runtimes without this op cannot run the model; export with a newer "
+                                    "opset or change the model to use supported ops");
+          warnings.push_back(w);
+          continue;
+        }
+      }
+      for (const auto& d : s.error().diagnostics()) convert_errors.push_back(d);
+      failed.insert(n);
+    }
+  }
+  ctx.setCurrent(outer);
+  if (!convert_errors.empty()) return Error(convert_errors);
+  return okStatus();
+}
+
+}  // namespace oxport::convert
