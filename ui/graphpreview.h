@@ -1,0 +1,117 @@
+// A graph preview: the scene in a pan/zoom view, module groups that collapse and expand, search
+// (Ctrl+F) by name, op or module path, and selection reported as node / group / value ids. The
+// layout runs on a worker thread; the view keeps working meanwhile.
+#pragma once
+
+#include <QGraphicsView>
+#include <QSet>
+#include <QWidget>
+
+#include <memory>
+#include <set>
+#include <string>
+
+#include "graphscene.h"
+
+class QLabel;
+class QLineEdit;
+class QStackedWidget;
+class QToolButton;
+
+namespace oxport::studio {
+
+class ZoomView : public QGraphicsView {
+  Q_OBJECT
+
+ public:
+  explicit ZoomView(QWidget* parent = nullptr);
+  void zoomBy(double factor);
+  void setZoom(double scale);
+  double zoom() const { return transform().m11(); }
+  void fitAll();
+
+ protected:
+  void wheelEvent(QWheelEvent* e) override;
+  void mousePressEvent(QMouseEvent* e) override;
+  void mouseReleaseEvent(QMouseEvent* e) override;
+};
+
+class GraphPreview : public QWidget {
+  Q_OBJECT
+
+ public:
+  GraphPreview(GraphFlavor flavor, const QString& title, QWidget* parent = nullptr);
+  ~GraphPreview() override;
+
+  // Shows a graph; the layout is computed in the background (layoutReady() when shown).
+  void setGraph(GraphView graph);
+  // Drops the graph and shows a message instead.
+  void clearGraph(const QString& message);
+  void setMessage(const QString& message);
+
+  const GraphView* graph() const { return graph_.get(); }
+  const GraphLayout& layout() const { return scene_->layout(); }
+  bool layoutPending() const { return pending_ > 0; }
+  GraphScene* scene() const { return scene_; }
+  ZoomView* view() const { return view_; }
+  QStringList groupPaths() const;
+  const std::set<std::string>& collapsedGroups() const { return collapsed_; }
+  int selectedNode() const { return selected_node_; }
+
+  // Selects a node, expanding the groups that hide it; centres it in the view.
+  void selectNode(int node_id, bool center = true);
+  void selectGroup(const QString& path);
+  // Marks nodes chosen in the other preview (their origins / derived nodes).
+  void highlightNodes(const QSet<int>& node_ids);
+  // Finds nodes whose name, op or module path contains `text`; selects the first. Returns the count.
+  int search(const QString& text);
+  void searchStep(int step);
+  int matchCount() const { return matches_.size(); }
+  void focusSearch();
+
+  void toggleGroup(const QString& path);
+  void collapseAll();
+  void expandAll();
+  void fit();
+
+ signals:
+  void nodeSelected(int node_id);
+  void groupSelected(const QString& path, int node_count);
+  void valueSelected(int edge_id);
+  void selectionCleared();
+  void layoutReady();
+
+ private:
+  void relayout(bool fit, bool auto_collapse = false);
+  void layoutDone(int generation, GraphLayout layout, std::set<std::string> collapsed, bool fit);
+  void onSelectionChanged();
+  void applyMatches();
+  void applyHighlights();
+  void updateStats();
+
+  GraphFlavor flavor_;
+  QString title_;
+  std::shared_ptr<const GraphView> graph_;
+  struct Sizes;
+  std::shared_ptr<const Sizes> sizes_;
+  std::set<std::string> collapsed_;
+  int generation_ = 0;
+  int pending_ = 0;
+  int pending_select_ = -1;
+  int selected_node_ = -1;
+  bool selecting_ = false;
+  QVector<int> matches_;
+  int match_pos_ = -1;
+  QSet<int> highlighted_nodes_;
+
+  GraphScene* scene_ = nullptr;
+  ZoomView* view_ = nullptr;
+  QStackedWidget* stack_ = nullptr;
+  QLabel* message_ = nullptr;
+  QLabel* title_label_ = nullptr;
+  QLabel* stats_ = nullptr;
+  QLineEdit* search_ = nullptr;
+  QLabel* match_label_ = nullptr;
+};
+
+}  // namespace oxport::studio

@@ -1,0 +1,158 @@
+// QGraphicsScene for a laid-out GraphView: node boxes, group frames (click the triangle to collapse),
+// collapsed-group boxes, graph inputs/outputs, constant stubs and edges. Items are painted by hand
+// (no child widgets or text items) so that tens of thousands stay cheap.
+#pragma once
+
+#include <QColor>
+#include <QGraphicsItem>
+#include <QGraphicsScene>
+#include <QHash>
+#include <QPainterPath>
+#include <QSet>
+#include <QVector>
+
+#include <memory>
+
+#include "oxport/layout.h"
+
+namespace oxport::studio {
+
+enum class GraphFlavor { TorchScript, Onnx };
+
+// Text shown in a node box.
+struct NodeLabel {
+  QString title;     // "conv2d", "Conv"
+  QString subtitle;  // "1×16×32×32" or the module leaf
+};
+NodeLabel nodeLabel(const GraphView& g, const GraphViewNode& n, GraphFlavor flavor);
+QColor opColor(const std::string& op);
+// "Float(1, 3, 224, 224)" / "float32[1,3,224,224]" -> "1×3×224×224"; empty when no shape is found.
+QString shortShape(const std::string& type);
+
+class GraphScene;
+
+class BoxItem : public QGraphicsItem {
+ public:
+  BoxItem(GraphScene* scene, int item);
+  QRectF boundingRect() const override;
+  void paint(QPainter* p, const QStyleOptionGraphicsItem* o, QWidget* w) override;
+  int layoutItem() const { return item_; }
+  void setHighlighted(bool on);
+  void setMatched(bool on);
+  bool highlighted() const { return highlighted_; }
+
+ protected:
+  void mouseDoubleClickEvent(QGraphicsSceneMouseEvent* e) override;
+  QVariant itemChange(GraphicsItemChange change, const QVariant& value) override;
+
+ private:
+  GraphScene* scene_;
+  int item_;
+  QRectF rect_;
+  QString title_, subtitle_;
+  QColor color_;
+  bool highlighted_ = false, matched_ = false;
+};
+
+class FrameItem : public QGraphicsItem {
+ public:
+  FrameItem(GraphScene* scene, int group);
+  QRectF boundingRect() const override { return rect_.adjusted(-2, -2, 2, 2); }
+  void paint(QPainter* p, const QStyleOptionGraphicsItem* o, QWidget* w) override;
+  int group() const { return group_; }
+  QRectF headerRect() const;
+  QRectF toggleRect() const;
+  QPainterPath shape() const override;  // only the border and header take clicks
+
+ protected:
+  void mousePressEvent(QGraphicsSceneMouseEvent* e) override;
+  void mouseDoubleClickEvent(QGraphicsSceneMouseEvent* e) override;
+
+ private:
+  GraphScene* scene_;
+  int group_;
+  QRectF rect_;
+  QString label_;
+};
+
+class StubItem : public QGraphicsItem {
+ public:
+  StubItem(GraphScene* scene, int stub);
+  QRectF boundingRect() const override;
+  void paint(QPainter* p, const QStyleOptionGraphicsItem* o, QWidget* w) override;
+  int stub() const { return stub_; }
+
+ private:
+  GraphScene* scene_;
+  int stub_;
+  QRectF rect_;
+  QString text_;
+  double line_to_ = 0;  // x of the consumer's left edge
+};
+
+class RouteItem : public QGraphicsItem {
+ public:
+  RouteItem(GraphScene* scene, int route);
+  QRectF boundingRect() const override { return bounds_; }
+  void paint(QPainter* p, const QStyleOptionGraphicsItem* o, QWidget* w) override;
+  QPainterPath shape() const override { return QPainterPath(); }  // not clickable
+  void setEmphasis(bool on);
+  int route() const { return route_; }
+
+ private:
+  GraphScene* scene_;
+  int route_;
+  QPainterPath path_;
+  QPolygonF arrow_;
+  QRectF bounds_;
+  bool emphasis_ = false;
+};
+
+class GraphScene : public QGraphicsScene {
+  Q_OBJECT
+
+ public:
+  explicit GraphScene(QObject* parent = nullptr);
+  ~GraphScene() override;
+
+  void setContent(std::shared_ptr<const GraphView> graph, GraphLayout layout, GraphFlavor flavor);
+  void clearContent();
+
+  const GraphView* graph() const { return graph_.get(); }
+  const GraphLayout& layout() const { return layout_; }
+  GraphFlavor flavor() const { return flavor_; }
+
+  BoxItem* boxOfItem(int item) const { return item >= 0 && item < boxes_.size() ? boxes_[item] : nullptr; }
+  FrameItem* frameOfGroup(int group) const { return frames_.value(group); }
+  QVector<StubItem*> stubsOfNode(int node_id) const;
+  void emphasizeRoutesOf(int item);
+  void setHighlightedItems(const QSet<int>& items);
+  void setMatchedItems(const QSet<int>& items);
+
+  const QFont& titleFont() const { return title_font_; }
+  const QFont& smallFont() const { return small_font_; }
+
+ signals:
+  void toggleGroupRequested(const QString& path);
+
+ private:
+  friend class BoxItem;
+  friend class FrameItem;
+  friend class StubItem;
+  friend class RouteItem;
+
+  std::shared_ptr<const GraphView> graph_;
+  GraphLayout layout_;
+  GraphFlavor flavor_ = GraphFlavor::TorchScript;
+  QVector<BoxItem*> boxes_;
+  QHash<int, FrameItem*> frames_;
+  QVector<StubItem*> stubs_;
+  QVector<RouteItem*> routes_;
+  QVector<QVector<int>> routes_of_item_;
+  QSet<int> emphasized_;
+  QSet<int> highlighted_, matched_;
+  std::unordered_map<int, int> edge_index_;
+  QFont title_font_, small_font_;
+};
+
+}  // namespace oxport::studio
