@@ -1,0 +1,453 @@
+// The studio's main window on the bundled sample model (resources/samples/sample_cnn.pt):
+// forms -> preset, preset -> forms, undo, a bad file, the previews (module groups, search,
+// cross-highlighting), export in the background with the event loop measured, cancel, verify,
+// session restore and a screenshot (saved to docs/screenshot.png with OXPORT_UPDATE_SCREENSHOT=1).
+#include <QtTest>
+
+#include <QApplication>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QLineEdit>
+#include <QMessageBox>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QTreeWidget>
+#include <QSpinBox>
+#include <QTemporaryDir>
+#include <QUndoStack>
+
+#include <memory>
+
+#include "exportpanel.h"
+#include "graphpreview.h"
+#include "inputspanel.h"
+#include "inspector.h"
+#include "mainwindow.h"
+#include "optionsform.h"
+#include "oxport/preset.h"
+#include "oxport/runtime.h"
+#include "taskrunner.h"
+
+using namespace oxport;
+using namespace oxport::studio;
+
+namespace {
+
+const QString kSample = QStringLiteral(OXPORT_SOURCE_DIR "/resources/samples/sample_cnn.pt");
+constexpr int kJobTimeout = 120000;
+
+QString json(const Preset& p) { return QString::fromStdString(presetToJson(p)); }
+
+// Measures the longest gap between ticks of a 5 ms timer: how long the event loop was blocked.
+class StallMeter : public QObject {
+ public:
+  StallMeter() {
+    timer_.setInterval(5);
+    QObject::connect(&timer_, &QTimer::timeout, this, [this] {
+      if (clock_.isValid()) longest_ = std::max(longest_, clock_.elapsed());
+      clock_.start();
+    });
+    timer_.start();
+  }
+  qint64 longest() const { return longest_; }
+
+ private:
+  QTimer timer_;
+  QElapsedTimer clock_;
+  qint64 longest_ = 0;
+};
+
+}  // namespace
+
+class StudioTest : public QObject {
+  Q_OBJECT
+
+ private:
+  QTemporaryDir tmp_;
+
+  template <class T>
+  T* find(QWidget* w, const QString& name) {
+    QCoreApplication::processEvents();
+    T* c = w->findChild<T*>(name);
+    if (!c) qWarning("no widget named %s", qPrintable(name));
+    return c;
+  }
+
+  // A window with the sample open and its TorchScript preview laid out.
+  std::unique_ptr<MainWindow> openSample() {
+    auto w = std::make_unique<MainWindow>();
+    w->show();
+    QSignalSpy loaded(w.get(), &MainWindow::modelLoaded);
+    QSignalSpy preview(w.get(), &MainWindow::previewUpdated);
+    QSignalSpy laid(w->torchPreview(), &GraphPreview::layoutReady);
+    w->openModel(kSample);
+    if (!loaded.wait(kJobTimeout) || !loaded.first().first().toBool()) {
+      qWarning("sample did not load: %s", qPrintable(w->lastError()));
+      return nullptr;
+    }
+    if (!preview.count() && !preview.wait(kJobTimeout)) return nullptr;
+    if (!preview.first().first().toBool()) {
+      auto* log = w->findChild<QPlainTextEdit*>("log");
+      qWarning("preview failed: %s", log ? qPrintable(log->toPlainText()) : "");
+      return nullptr;
+    }
+    if (!laid.count() && !laid.wait(kJobTimeout)) return nullptr;
+    return w;
+  }
+
+  bool exportAndWait(MainWindow* w) {
+    QSignalSpy done(w, &MainWindow::exportFinished);
+    QSignalSpy onnxLaid(w->onnxPreview(), &GraphPreview::layoutReady);
+    w->startExport();
+    if (!done.wait(kJobTimeout) || !done.first().first().toBool()) return false;
+    return onnxLaid.count() || onnxLaid.wait(kJobTimeout);
+  }
+
+ private slots:
+  void initTestCase() {
+    QVERIFY2(QFile::exists(kSample), qPrintable(kSample + " is missing: run resources/samples/make_sample.py"));
+    QVERIFY(tmp_.isValid());
+  }
+
+  void fillingTheFormsProducesThePreset() {
+    auto w = openSample();
+    QVERIFY(w);
+    // The sample's own preset (sample_cnn.preset.json, next to it) fills the form on opening.
+    const Preset base = w->formState();
+    QCOMPARE(base.options.input_names, std::vector<std::string>{"image"});
+    QCOMPARE(std::get<TensorSpec>(base.options.args.at(0).v).shape, (std::vector<int64_t>{1, 3, 32, 32}));
+    QVERIFY(find<QCheckBox>(w.get(), "arg.x.dyn0")->isChecked());
+
+    // Input: rename, batch 2, dim 0 dynamic named "n", dim 2 dynamic too, zeros.
+    auto* name = find<QLineEdit>(w.get(), "arg.x.inputName");
+    QVERIFY(name);
+    name->selectAll();
+    QTest::keyClicks(name, "pixels");
+    find<QSpinBox>(w.get(), "arg.x.dim0")->setValue(2);
+    auto* axis0 = find<QLineEdit>(w.get(), "arg.x.axis0");
+    axis0->selectAll();
+    QTest::keyClicks(axis0, "n");
+    find<QCheckBox>(w.get(), "arg.x.dyn2")->setChecked(true);
+    QTest::keyClicks(find<QLineEdit>(w.get(), "arg.x.axis2"), "height");
+    auto* fill = find<QComboBox>(w.get(), "arg.x.fill");
+    fill->setCurrentIndex(fill->findText("zeros"));
+    QTRY_VERIFY(!find<QSpinBox>(w.get(), "arg.x.seed")->isEnabled());  // rebuilt: no seed for zeros
+    // Output: renamed, its dynamic batch axis follows the name.
+    auto* out = find<QLineEdit>(w.get(), "out.0.name");
+    out->selectAll();
+    QTest::keyClicks(out, "scores");
+    QCOMPARE(find<QLineEdit>(w.get(), "out.0.axes")->text(), QStringLiteral("0:batch"));
+    // Options.
+    find<QSpinBox>(w.get(), "opt.opset_version")->setValue(13);
+    auto* training = find<QComboBox>(w.get(), "opt.training");
+    training->setCurrentIndex(training->findText("PRESERVE"));
+    find<QCheckBox>(w.get(), "opt.do_constant_folding")->setChecked(false);
+    QTest::keyClicks(find<QLineEdit>(w.get(), "opt.custom_opsets"), "com.example:2");
+
+    Preset want = base;
+    auto& t = std::get<TensorSpec>(want.options.args[0].v);
+    t.shape[0] = 2;
+    t.fill = FillKind::Zeros;
+    want.options.input_names = {"pixels"};
+    want.options.output_names = {"scores"};
+    want.options.dynamic_axes.clear();
+    want.options.dynamic_axes["pixels"] = DynamicAxisSpec{false, {{0, "n"}, {2, "height"}}};
+    want.options.dynamic_axes["scores"] = DynamicAxisSpec{false, {{0, "batch"}}};
+    want.options.opset_version = 13;
+    want.options.training = TrainingMode::Preserve;
+    want.options.do_constant_folding = false;
+    want.options.custom_opsets = {{"com.example", 2}};
+    QCOMPARE(json(w->formState()), json(want));
+    QVERIFY2(w->problems().empty(), w->problems().empty() ? "" : w->problems().front().message.c_str());
+
+    // Saved preset = the form, with paths relative to the preset's folder.
+    const QString file = tmp_.filePath("filled.json");
+    QVERIFY(w->savePresetAs(file));
+    auto saved = loadPreset(file.toStdString());
+    QVERIFY(saved.ok());
+    QCOMPARE(saved.value().options, want.options);
+
+    // Undo walks every edit back to the loaded state; redo replays them.
+    QVERIFY(w->undoStack()->count() >= 8);
+    while (w->undoStack()->canUndo()) w->undoStack()->undo();
+    QCOMPARE(json(w->formState()), json(base));
+    QCOMPARE(find<QSpinBox>(w.get(), "opt.opset_version")->value(), 11);
+    QCOMPARE(find<QSpinBox>(w.get(), "arg.x.dim0")->value(), 1);
+    QCOMPARE(find<QLineEdit>(w.get(), "arg.x.axis0")->text(), QStringLiteral("batch"));
+    while (w->undoStack()->canRedo()) w->undoStack()->redo();
+    QCOMPARE(json(w->formState()), json(want));
+    QCOMPARE(find<QLineEdit>(w.get(), "arg.x.axis0")->text(), QStringLiteral("n"));
+  }
+
+  void typingInOneFieldIsOneUndoStep() {
+    auto w = openSample();
+    QVERIFY(w);
+    const int before = w->undoStack()->count();
+    auto* spin = find<QSpinBox>(w.get(), "opt.opset_version");
+    spin->setValue(12);
+    spin->setValue(13);
+    spin->setValue(14);
+    QCOMPARE(w->undoStack()->count(), before + 1);
+    w->undoStack()->undo();
+    QCOMPARE(spin->value(), 11);
+    QCOMPARE(w->formState().options.opset_version, 11);
+  }
+
+  void invalidCombinationsAreFlaggedBeforeExport() {
+    auto w = openSample();
+    QVERIFY(w);
+    QVERIFY(w->exportAction()->isEnabled());
+    find<QSpinBox>(w.get(), "opt.opset_version")->setValue(30);
+    QVERIFY(!w->problems().empty());
+    QVERIFY(!w->exportAction()->isEnabled());
+    QVERIFY(w->optionsForm()->problemCount() > 0);
+    bool names_option = false;
+    for (const auto& d : w->problems()) names_option |= d.option == "opset_version";
+    QVERIFY(names_option);
+    w->undoStack()->undo();
+    QVERIFY(w->problems().empty());
+    QVERIFY(w->exportAction()->isEnabled());
+  }
+
+  void loadingAPresetFillsTheForms() {
+    auto w = openSample();
+    QVERIFY(w);
+    const QString file = tmp_.filePath("load.json");
+    QFile f(file);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(QStringLiteral(R"({
+      "format": "oxport-preset", "version": 1,
+      "model": "%1", "output": "exported/sample.onnx",
+      "args": [{"tensor": {"shape": [3, 3, 40, 48], "dtype": "float32", "fill": "ones", "seed": 0}}],
+      "input_names": ["pixels"], "output_names": ["scores"],
+      "dynamic_axes": {"pixels": {"0": "n", "2": "h"}, "scores": [0]},
+      "opset_version": 12, "do_constant_folding": false, "keep_initializers_as_inputs": true,
+      "operator_export_type": "ONNX_ATEN_FALLBACK", "verbose": true
+    })").arg(kSample).toUtf8());
+    f.close();
+    QVERIFY(w->openPreset(file));
+    QCOMPARE(find<QSpinBox>(w.get(), "arg.x.dim0")->value(), 3);
+    QCOMPARE(find<QSpinBox>(w.get(), "arg.x.dim3")->value(), 48);
+    QVERIFY(find<QCheckBox>(w.get(), "arg.x.dyn0")->isChecked());
+    QVERIFY(!find<QCheckBox>(w.get(), "arg.x.dyn1")->isChecked());
+    QVERIFY(find<QCheckBox>(w.get(), "arg.x.dyn2")->isChecked());
+    QCOMPARE(find<QLineEdit>(w.get(), "arg.x.axis2")->text(), QStringLiteral("h"));
+    QCOMPARE(find<QComboBox>(w.get(), "arg.x.fill")->currentText(), QStringLiteral("ones"));
+    QCOMPARE(find<QLineEdit>(w.get(), "arg.x.inputName")->text(), QStringLiteral("pixels"));
+    QCOMPARE(find<QLineEdit>(w.get(), "out.0.name")->text(), QStringLiteral("scores"));
+    QCOMPARE(find<QLineEdit>(w.get(), "out.0.axes")->text(), QStringLiteral("0"));
+    QCOMPARE(find<QSpinBox>(w.get(), "opt.opset_version")->value(), 12);
+    QVERIFY(!find<QCheckBox>(w.get(), "opt.do_constant_folding")->isChecked());
+    QVERIFY(find<QCheckBox>(w.get(), "opt.verbose")->isChecked());
+    QCOMPARE(find<QComboBox>(w.get(), "opt.keep_initializers_as_inputs")->currentText(), QStringLiteral("True"));
+    QCOMPARE(find<QComboBox>(w.get(), "opt.operator_export_type")->currentText(), QStringLiteral("ONNX_ATEN_FALLBACK"));
+    QCOMPARE(find<QLineEdit>(w.get(), "opt.output")->text(), tmp_.filePath("exported/sample.onnx"));
+    // Loading is one undoable step.
+    w->undoStack()->undo();
+    QCOMPARE(find<QSpinBox>(w.get(), "opt.opset_version")->value(), 11);
+    QCOMPARE(find<QSpinBox>(w.get(), "arg.x.dim0")->value(), 1);
+  }
+
+  void aBadFileGetsAClearMessage() {
+    MainWindow w;
+    w.show();
+    const QString bad = tmp_.filePath("broken.pt");
+    QFile f(bad);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("this is not a TorchScript archive");
+    f.close();
+    QSignalSpy loaded(&w, &MainWindow::modelLoaded);
+    w.openModel(bad);
+    QVERIFY(loaded.wait(kJobTimeout));
+    QCOMPARE(loaded.first().first().toBool(), false);
+    QVERIFY(!w.hasModel());
+    QVERIFY(!w.lastError().isEmpty());
+    auto* box = w.findChild<QMessageBox*>("errorBox");
+    QVERIFY(box);
+    QVERIFY(box->isVisible());
+    QVERIFY2(w.lastError().contains(box->text()), qPrintable(box->text() + " / " + w.lastError()));
+    qInfo("error shown for a bad file: %s", qPrintable(box->text()));
+    box->close();
+  }
+
+  void previewShowsModuleGroupsAndSearchFindsNodes() {
+    auto w = openSample();
+    QVERIFY(w);
+    GraphPreview* ts = w->torchPreview();
+    const QStringList groups = ts->groupPaths();
+    qInfo("module groups: %s", qPrintable(groups.join(", ")));
+    QVERIFY(groups.contains("stem"));
+    QVERIFY(groups.contains("layer1.0"));
+    int boxes = 0;
+    for (const auto& it : ts->layout().items) boxes += it.kind == LayoutItemKind::Node ? 1 : 0;
+    QCOMPARE(boxes, int(ts->graph()->nodes.size()));
+
+    QCOMPARE(ts->search("batch_norm"), 3);
+    QVERIFY(ts->selectedNode() >= 0);
+    QCOMPARE(QString::fromStdString(ts->graph()->nodes[ts->selectedNode()].op), QStringLiteral("aten::batch_norm"));
+    QVERIFY(w->inspector()->toPlainText().contains("batch_norm"));
+    QCOMPARE(ts->search("layer1.0.conv2"), 1);
+    QCOMPARE(QString::fromStdString(ts->graph()->nodes[ts->selectedNode()].module_path), QStringLiteral("layer1.0.conv2"));
+    QCOMPARE(ts->search("no such node"), 0);
+
+    // Collapsing hides the group's nodes behind one box; searching a hidden node expands it again.
+    QSignalSpy laid(ts, &GraphPreview::layoutReady);
+    ts->toggleGroup("layer1.0");
+    QVERIFY(laid.wait(kJobTimeout));
+    const int collapsedItem = ts->layout().itemOfNode(ts->selectedNode());
+    QCOMPARE(int(ts->layout().items[collapsedItem].kind), int(LayoutItemKind::Group));
+    QCOMPARE(ts->search("conv2"), 1);
+    QVERIFY(laid.wait(kJobTimeout));
+    QCOMPARE(int(ts->layout().items[ts->layout().itemOfNode(ts->selectedNode())].kind), int(LayoutItemKind::Node));
+  }
+
+  void exportRunsInTheBackgroundAndStaysResponsive() {
+    auto w = openSample();
+    QVERIFY(w);
+    const QString out = tmp_.filePath("responsive.onnx");
+    auto* output = find<QLineEdit>(w.get(), "opt.output");
+    output->selectAll();
+    QTest::keyClicks(output, out);
+    QCOMPARE(QString::fromStdString(*w->formState().output), out);
+
+    StallMeter meter;
+    QElapsedTimer clock;
+    clock.start();
+    QVERIFY(exportAndWait(w.get()));
+    qInfo("export + ONNX preview: %lld ms; longest event-loop stall: %lld ms", clock.elapsed(), meter.longest());
+    QVERIFY2(meter.longest() < 500, "the event loop was blocked for more than 500 ms");
+    QVERIFY(QFile::exists(out));
+    QCOMPARE(w->lastExportFile(), out);
+    QVERIFY(w->exportPanel()->statsText().contains("ONNX"));
+    QVERIFY(w->onnxPreview()->graph());
+    QVERIFY(!w->onnxPreview()->graph()->nodes.empty());
+
+    // Selecting an ONNX node highlights the TorchScript nodes it came from.
+    const GraphView* onnx = w->onnxPreview()->graph();
+    int with_origin = -1;
+    for (const auto& n : onnx->nodes)
+      if (!n.origins.empty() && with_origin < 0) with_origin = n.id;
+    QVERIFY2(with_origin >= 0, "no ONNX node records its TorchScript origin");
+    w->onnxPreview()->selectNode(with_origin, true);
+    int highlighted = 0;
+    for (auto* item : w->torchPreview()->scene()->items())
+      if (auto* b = dynamic_cast<BoxItem*>(item)) highlighted += b->highlighted() ? 1 : 0;
+    QVERIFY(highlighted >= 1);
+    // And the other way round.
+    const int origin = onnx->nodes[with_origin].origins.front();
+    w->torchPreview()->selectNode(origin, true);
+    highlighted = 0;
+    for (auto* item : w->onnxPreview()->scene()->items())
+      if (auto* b = dynamic_cast<BoxItem*>(item)) highlighted += b->highlighted() ? 1 : 0;
+    QVERIFY(highlighted >= 1);
+  }
+
+  void cancelLeavesNoOutputFile() {
+    auto w = openSample();
+    QVERIFY(w);
+    const QString out = tmp_.filePath("cancelled.onnx");
+    QFile::remove(out);
+    auto* output = find<QLineEdit>(w.get(), "opt.output");
+    output->selectAll();
+    QTest::keyClicks(output, out);
+    // Cancel as soon as the export reports progress, i.e. while it runs.
+    bool cancelled = false;
+    QObject::connect(w->runner(), &TaskRunner::progress, w.get(), [&] {
+      if (!cancelled) {
+        cancelled = true;
+        QTest::mouseClick(w->exportPanel()->cancelButton(), Qt::LeftButton);
+      }
+    });
+    QSignalSpy done(w.get(), &MainWindow::exportFinished);
+    w->startExport();
+    QVERIFY(done.wait(kJobTimeout));
+    QVERIFY(cancelled);
+    QCOMPARE(done.first().first().toBool(), false);
+    QVERIFY(!QFile::exists(out));
+    QVERIFY(QDir(tmp_.path()).entryList({"cancelled*"}, QDir::Files | QDir::Hidden).isEmpty());
+    QVERIFY(!w->runner()->busy());
+    QVERIFY(w->exportAction()->isEnabled());
+  }
+
+  void verifyShowsPerOutputErrors() {
+    auto runtime = makeDefaultRuntime();
+    if (!runtime.ok()) QSKIP(qPrintable("ONNX Runtime is not installed here: " + QString::fromStdString(runtime.error().message())));
+    auto w = openSample();
+    QVERIFY(w);
+    auto* output = find<QLineEdit>(w.get(), "opt.output");
+    output->selectAll();
+    QTest::keyClicks(output, tmp_.filePath("verified.onnx"));
+    QVERIFY(exportAndWait(w.get()));
+    QSignalSpy verified(w.get(), &MainWindow::verifyFinished);
+    QVERIFY(w->exportPanel()->verifyButton()->isEnabled());
+    QTest::mouseClick(w->exportPanel()->verifyButton(), Qt::LeftButton);
+    QVERIFY(verified.wait(kJobTimeout));
+    QVERIFY(verified.first().first().toBool());
+    QTreeWidget* table = w->exportPanel()->verifyTable();
+    QVERIFY(table->topLevelItemCount() >= 1);
+    QVERIFY(table->topLevelItem(0)->childCount() >= 1);
+    qInfo("verify: %s max abs error %s", qPrintable(table->topLevelItem(0)->child(0)->text(0)),
+          qPrintable(table->topLevelItem(0)->child(0)->text(3)));
+  }
+
+  void lastSessionIsRestored() {
+    {
+      auto w = openSample();
+      QVERIFY(w);
+      find<QSpinBox>(w.get(), "opt.opset_version")->setValue(15);
+      find<QSpinBox>(w.get(), "arg.x.dim2")->setValue(64);
+      w->close();
+    }
+    MainWindow w;
+    w.show();
+    QSignalSpy loaded(&w, &MainWindow::modelLoaded);
+    w.restoreSession();
+    QVERIFY(loaded.wait(kJobTimeout));
+    QVERIFY(loaded.first().first().toBool());
+    QCOMPARE(w.formState().options.opset_version, 15);
+    QCOMPARE(find<QSpinBox>(&w, "arg.x.dim2")->value(), 64);
+    QCOMPARE(QString::fromStdString(*w.formState().model), QFileInfo(kSample).absoluteFilePath());
+  }
+
+  void screenshotOfTheMainWindow() {
+    auto w = openSample();
+    QVERIFY(w);
+    w->resize(1500, 940);
+    auto* output = find<QLineEdit>(w.get(), "opt.output");
+    output->selectAll();
+    QTest::keyClicks(output, tmp_.filePath("shot.onnx"));
+    QVERIFY(exportAndWait(w.get()));
+    w->torchPreview()->search("layer1.0.conv1");
+    QCoreApplication::processEvents();
+    const QImage shot = w->grab().toImage();
+    QVERIFY(!shot.isNull());
+    QCOMPARE(shot.width(), int(1500 * shot.devicePixelRatio()));
+    // Not blank: many different colours across the window.
+    QSet<QRgb> colours;
+    for (int y = 0; y < shot.height(); y += 7)
+      for (int x = 0; x < shot.width(); x += 7) colours.insert(shot.pixel(x, y));
+    qInfo("screenshot %dx%d, %lld distinct colours sampled", shot.width(), shot.height(), qint64(colours.size()));
+    QVERIFY(colours.size() > 40);
+    if (qgetenv("OXPORT_UPDATE_SCREENSHOT") == "1") {
+      const QString path = QStringLiteral(OXPORT_SOURCE_DIR "/docs/screenshot.png");
+      QDir().mkpath(QFileInfo(path).absolutePath());
+      QVERIFY(shot.save(path));
+      qInfo("saved %s", qPrintable(path));
+    }
+  }
+};
+
+int main(int argc, char** argv) {
+  // Settings (session, recent files) go to a throw-away folder, not the user's.
+  QTemporaryDir config;
+  qputenv("XDG_CONFIG_HOME", config.path().toUtf8());
+  QApplication app(argc, argv);
+  QApplication::setOrganizationName(QStringLiteral("oxport-test"));
+  QApplication::setApplicationName(QStringLiteral("oxport-studio-test"));
+  StudioTest test;
+  return QTest::qExec(&test, argc, argv);
+}
+
+#include "test_studio.moc"
