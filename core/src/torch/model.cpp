@@ -10,6 +10,8 @@
 #include <onnx/onnx_pb.h>
 
 #include "torch/frontend.h"
+#include "torch/load_probe.h"
+#include "torch_archive.h"
 #include "torch/model_impl.h"
 
 namespace oxport {
@@ -79,6 +81,12 @@ Result<Model> Model::load(const std::filesystem::path& path, const ProgressFn& p
                    "torch.save must first be scripted or traced, then saved with torch.jit.save");
   }
   if (progress) progress(Phase::Load, 0.0, "loading " + path.filename().string());
+  // The zip directory, the entries TorchScript needs and the CRC-32s, before libtorch reads it
+  // (libtorch checks little of this; see torch_archive.h).
+  OXPORT_TRY(checkTorchScriptArchive(path));
+  if (cancel.cancelled()) return Error("cancelled", "loading was cancelled");
+  // libtorch may still crash on malformed code or pickles: read the file in a child first.
+  OXPORT_TRY(probeLoadInChild(path, cancel));
   auto impl = std::make_shared<Impl>();
   try {
     impl->module = torch::jit::load(path.string());
