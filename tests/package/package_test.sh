@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# Tests of the installed package (CTest label `package`), one step per call:
+#   package_test.sh build    BUILD_DIR SCRATCH   cpack -G DEB, then dpkg-deb -x into SCRATCH/root
+#   package_test.sh depends  BUILD_DIR SCRATCH   Depends names the package of every linked library
+#   package_test.sh cli      BUILD_DIR SCRATCH   the installed oxport exports (and verifies) the sample
+#   package_test.sh consumer BUILD_DIR SCRATCH   a CMake project builds against find_package(Oxport)
+#   package_test.sh manpage  BUILD_DIR SCRATCH   the man page is installed and lists every --help flag
+# SCRATCH lives outside the source tree (under TMPDIR), so Node cannot find the repository's
+# node_modules by walking up from the installed runner: verification must work through NODE_PATH.
+set -euo pipefail
+
+step=$1 build=$2 scratch=$3
+src="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+root="$scratch/root"
+fail() { printf 'package_test %s: FAIL: %s\n' "$step" "$*" >&2; exit 1; }
+say() { printf 'package_test %s: %s\n' "$step" "$*"; }
+unset LD_LIBRARY_PATH OXPORT_ORT_RUNNER NODE_PATH
+
+case "$step" in
+build)
+  rm -rf "$scratch"
+  mkdir -p "$scratch/cpack"
+  cpack -G DEB --config "$build/CPackConfig.cmake" -B "$scratch/cpack" >"$scratch/cpack.log" 2>&1 \
+    || { cat "$scratch/cpack.log"; fail "cpack failed"; }
+  deb=$(ls "$scratch"/cpack/*.deb 2>/dev/null | head -1)
+  [[ -n "$deb" ]] || fail "cpack wrote no .deb (see $scratch/cpack.log)"
+  dpkg-deb -x "$deb" "$root"
+  cp "$deb" "$scratch/oxport.deb"
+  say "$(basename "$deb"): $(stat -c %s "$deb") bytes"
+  dpkg-deb -I "$deb" | sed -n '/Package:/,$p'
+  dpkg-deb -c "$deb" | awk '{print $6}'
+  ;;
+
+depends)
+  depends=$(dpkg-deb -f "$scratch/oxport.deb" Depends)
+  say "Depends: $depends"
+  names=$(tr ',|' '\n\n' <<<"$depends" | awk '{print $1}')
+  checked=0
+  while IFS= read -r elf; do
+    while IFS= read -r so; do
+      [[ "$so" == liboxport-core.so* ]] && continue
+      path=$(ldconfig -p | awk -v so="$so" '$1 == so && /x86-64/ && !p {p = $NF} END {print p}')
+      [[ -n "$path" ]] || fail "$elf needs $so, which ldconfig does not know"
+      owner=""
+      for p in "$path" "/usr${path#/usr}" "${path#/usr}" "$(readlink -f "$path")"; do
+        owner=$(dpkg -S "$p" 2>/dev/null | awk -F: 'NR == 1 {print $1}' || true)
+        [[ -n "$owner" ]] && break
+      done
+      [[ -n "$owner" ]] || fail "no Debian package owns $path ($so, needed by $elf)"
+      [[ "$owner" == *-dev ]] && fail "$so resolves to the -dev package $owner"
+      grep -qxF "$owner" <<<"$names" || fail "$elf needs $so from $owner, which Depends lacks"
+      checked=$((checked + 1))
+    done < <(objdump -p "$elf" | awk '$1 == "NEEDED" {print $2}')
+  done < <(find "$root/usr/bin" "$root/usr/lib" -type f \( -name 'oxport*' -o -name '*.so*' \))
+  ((checked > 0)) || fail "no NEEDED entries found"
+  say "$checked NEEDED entries, each owned by a package in Depends"
+  ;;
+
+cli)
+  ox="$root/usr/bin/oxport"
+  [[ -x "$ox" ]] || fail "$ox is missing"
+  core=$(ldd "$ox" | awk '/liboxport-core/ {print $3}')
+  [[ "$core" == "$root"/* ]] || fail "installed oxport loads the core from '$core', not from the package"
+  "$ox" --version | grep -E '^oxport [0-9]+\.[0-9]+\.[0-9]+ \(libtorch' || fail "--version"
+  samples="$root/usr/share/oxport/samples"
+  out="$scratch/cli"
+  rm -rf "$out" && mkdir -p "$out"
+  "$ox" export "$samples/sample_cnn.pt" --preset "$samples/sample_cnn.preset.json" -o "$out/sample.onnx" \
+    >"$out/export.txt" 2>&1 || { cat "$out/export.txt"; fail "export failed"; }
+  cat "$out/export.txt"
+  grep -Eq "^wrote .*sample.onnx \([0-9]+ bytes" "$out/export.txt" || fail "export printed no 'wrote' line"
+  [[ -s "$out/sample.onnx" ]] || fail "no sample.onnx"
+  # Verification without onnxruntime-node: a clear message, not a crash.
+  set +e
+  HOME="$out" "$ox" verify "$samples/sample_cnn.pt" "$out/sample.onnx" --preset "$samples/sample_cnn.preset.json" \
+    >"$out/noort.txt" 2>&1
+  rc=$?
+  set -e
+  cat "$out/noort.txt"
+  ((rc == 1)) || fail "verify without onnxruntime-node exited $rc, expected 1"
+  grep -q "runtime-missing" "$out/noort.txt" || fail "verify without onnxruntime-node did not say runtime-missing"
+  # With onnxruntime-node on NODE_PATH (the repository's npm install), through the installed runner.
+  if [[ -f "$src/node_modules/onnxruntime-node/package.json" ]] && command -v node >/dev/null; then
+    NODE_PATH="$src/node_modules" "$ox" export "$samples/sample_cnn.pt" --preset "$samples/sample_cnn.preset.json" \
+      -o "$out/verified.onnx" --verify >"$out/verify.txt" 2>&1 || { cat "$out/verify.txt"; fail "export --verify failed"; }
+    cat "$out/verify.txt"
+    grep -qi "pass" "$out/verify.txt" || fail "verify did not report a pass"
+  else
+    say "onnxruntime-node not installed in $src/node_modules; NODE_PATH verification skipped"
+  fi
+  ;;
+
+consumer)
+  if grep -rEq '#include <(torch|ATen|c10|onnx|google)/' "$root/usr/include/oxport"; then
+    fail "installed public headers include libtorch/ONNX/protobuf headers"
+  fi
+  cb="$scratch/consumer"
+  rm -rf "$cb"
+  gen=()
+  command -v ninja >/dev/null && gen=(-G Ninja)
+  cmake -S "$src/tests/consumer" -B "$cb" "${gen[@]}" -DCMAKE_PREFIX_PATH="$root/usr" \
+    -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -DCMAKE_BUILD_TYPE=Release >"$scratch/consumer-configure.log" 2>&1 \
+    || { cat "$scratch/consumer-configure.log"; fail "configuring the consumer failed"; }
+  grep -q "Oxport_DIR:PATH=$root/usr/" "$cb/CMakeCache.txt" || fail "find_package(Oxport) did not use the scratch install"
+  cmake --build "$cb" >"$scratch/consumer-build.log" 2>&1 || { cat "$scratch/consumer-build.log"; fail "building the consumer failed"; }
+  if grep -Eq 'torch|onnx|protobuf' "$cb/compile_commands.json"; then
+    cat "$cb/compile_commands.json"
+    fail "the consumer's compile line mentions libtorch/ONNX/protobuf"
+  fi
+  samples="$root/usr/share/oxport/samples"
+  "$cb/oxport_consumer" "$samples/sample_cnn.pt" "$samples/sample_cnn.preset.json" | tee "$scratch/consumer.txt"
+  grep -Eq '^exported [1-9][0-9]* bytes' "$scratch/consumer.txt" || fail "consumer did not export"
+  ;;
+
+manpage)
+  man="$root/usr/share/man/man1/oxport.1.gz"
+  [[ -f "$man" ]] || fail "$man is missing"
+  page=$(gzip -dc "$man")
+  missing=0
+  for flag in $("$root/usr/bin/oxport" export --help | grep -oE -- '(^|[ ,])--?[a-z][a-z-]*' | tr -d ' ,' | sort -u); do
+    esc=${flag//-/\\\\-}
+    grep -q -- "$esc" <<<"$page" || { say "man page lacks $flag"; missing=1; }
+  done
+  ((missing == 0)) || fail "the man page misses flags of oxport export --help"
+  if command -v man >/dev/null; then man -l "$man" >/dev/null 2>&1 || fail "man cannot format the page"; fi
+  say "man page covers every flag of oxport export --help"
+  ;;
+
+*) fail "unknown step" ;;
+esac
