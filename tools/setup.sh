@@ -2,7 +2,8 @@
 # Sets up a Debian 12 machine to build and test oxport. Safe to run again: it installs only
 # what is missing and runs `apt-get update` only when it has something to install.
 #   1. Debian packages (compiler, CMake/Ninja/ccache, libtorch, ONNX, protobuf, Qt 6, test
-#      libraries, Python with torch/torchvision/onnx for fixtures, Xvfb, ImageMagick)
+#      libraries, Python with torch/torchvision/onnx for fixtures, Xvfb, ImageMagick, clang for
+#      the libFuzzer targets)
 #   2. Node.js and npm, unless `node` and `npm` already work (they may come from elsewhere)
 #   3. onnxruntime-node, pinned in package-lock.json: `npm ci --ignore-scripts` (its linux x64
 #      CPU binaries ship in the package; the skipped postinstall would only download CUDA ones)
@@ -18,6 +19,7 @@ packages=(
   qt6-base-dev librapidcheck-dev libgtest-dev libgmock-dev nlohmann-json3-dev
   python3-torch python3-torchvision python3-onnx
   xvfb xauth imagemagick
+  clang libclang-rt-14-dev
 )
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 command -v npm >/dev/null 2>&1 || packages+=(npm)
