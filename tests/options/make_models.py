@@ -3,6 +3,7 @@
 (torch 1.13) writes for the same model and options.
 
 usage: make_models.py OUT_DIR
+       make_models.py --large FILE.pt      (the >2 GiB model of the external-data test)
 Writes OUT_DIR/models/<model>.pt, OUT_DIR/golden/<case>/{preset.json,torch.onnx} and
 OUT_DIR/manifest.json. Run with /usr/bin/python3 (the Python that has torch and onnx).
 """
@@ -263,7 +264,24 @@ def torch_export(model, c, path):
         out.write(f.getvalue())
 
 
+def make_large(path):
+    """A model with a little over 2 GiB of weights (two 16384x16384 linear layers, zeros, no random
+    init), for the external-data test; made only when that test runs (OXPORT_TEST_LARGE=1)."""
+    n = 16384
+    m = torch.nn.Sequential(torch.nn.utils.skip_init(torch.nn.Linear, n, n), torch.nn.ReLU(),
+                            torch.nn.utils.skip_init(torch.nn.Linear, n, n)).eval()
+    with torch.no_grad():
+        for p in m.parameters():
+            p.zero_()
+        m[0].bias.fill_(1.0)
+        m[2].weight[0, :].fill_(0.5)
+    torch.jit.trace(m, (torch.zeros(1, n),)).save(path)
+
+
 def main():
+    if sys.argv[1] == "--large":
+        make_large(sys.argv[2])
+        return
     out = os.path.abspath(sys.argv[1])
     eager = make_models(os.path.join(out, "models"))
     manifest = []

@@ -372,6 +372,19 @@ TEST(Names, FewerNamesThanInputsAndOutputs) {
   EXPECT_NE(out[1], "y");
 }
 
+TEST(Names, GeneratedNamesAvoidGivenOnes) {
+  ExportOptions o;
+  o.args = {T({2, 4}), T({2, 4})};
+  o.input_names = {"b"};  // the second input's own name is "b" too
+  o.keep_initializers_as_inputs = false;
+  auto e = exportOk("two", o);
+  EXPECT_EQ(inputNames(e.proto.graph()), (std::vector<std::string>{"b", "b_1"}));
+  o.input_names = {"fc.weight"};  // a parameter's name
+  auto err = exportFails("two", o);
+  EXPECT_EQ(err.first().code, "input-name-taken");
+  EXPECT_EQ(err.first().option, "input_names");
+}
+
 TEST(Names, TooManyOrDuplicateNamesAreErrors) {
   ExportOptions o;
   o.args = {T({2, 4}), T({2, 4})};
@@ -662,6 +675,42 @@ TEST(Output, ExternalDataBesideTheModel) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().first().code, "too-large-for-stream");
   EXPECT_TRUE(os.str().empty());
+}
+
+// The real thing: a model with more than 2 GiB of weights (protobuf's limit) is written with its
+// weights in external data beside it, and ONNX Runtime runs it. Slow (writes ~6 GiB, needs ~10 GiB
+// of memory), so only with OXPORT_TEST_LARGE=1.
+TEST(Output, LargeModelPast2GiBGoesToExternalData) {
+  const char* on = std::getenv("OXPORT_TEST_LARGE");
+  if (!on || std::string(on) != "1") GTEST_SKIP() << "set OXPORT_TEST_LARGE=1 to run";
+  const fs::path dir = tempDir() / "large";
+  fs::create_directories(dir);
+  const fs::path pt = dir / "large.pt";
+  if (!fs::exists(pt)) {
+    std::string cmd = std::string(OXPORT_PYTHON) + " " + OXPORT_MAKE_MODELS + " --large " + pt.string();
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  }
+  auto model = Model::load(pt);
+  ASSERT_TRUE(model.ok()) << model.error().message();
+  ExportOptions o;
+  o.args = {T({1, 16384})};
+  const fs::path file = dir / "large.onnx";
+  auto r = model->exportOnnx(o, OutputTarget::toFile(file));
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_TRUE(r->stats.external_data);
+  EXPECT_TRUE(r->stats.checker_passed);
+  EXPECT_LT(fs::file_size(file), 1u << 20);
+  EXPECT_GT(fs::file_size(dir / "large.onnx.data"), (1ull << 31));
+  onnx::ModelProto m = parse(file);
+  for (const auto& t : m.graph().initializer())
+    if (t.dims_size() == 2) EXPECT_EQ(t.data_location(), onnx::TensorProto::EXTERNAL) << t.name();
+  ASSERT_TRUE(runtime());
+  VerifyOptions vo;
+  vo.extra_sizes = false;
+  auto v = verifyExport(*model, o, file, *runtime(), vo);
+  ASSERT_TRUE(v.ok()) << v.error().message();
+  EXPECT_TRUE(v->passed) << v->toText();
+  fs::remove_all(dir);
 }
 
 }  // namespace

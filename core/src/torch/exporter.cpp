@@ -289,9 +289,18 @@ Result<ExportResult> Model::exportOnnx(const ExportOptions& options, const Outpu
     const size_t i = input_order[pos];
     const ts::Value* in = g.inputs[i];
     std::string name;
-    if (pos < options.input_names.size()) name = options.input_names[pos];
-    else if (!g.input_param_names[i].empty()) name = g.input_param_names[i];
-    else name = in->name;
+    if (pos < options.input_names.size()) {
+      name = options.input_names[pos];
+    } else {
+      // A generated name (forward's argument name, or the parameter's state_dict name) never takes
+      // a name the user gave to another input.
+      name = !g.input_param_names[i].empty() ? g.input_param_names[i] : in->name;
+      const std::string base = name;
+      for (int k = 1; used_names.count(name) || std::find(options.input_names.begin(), options.input_names.end(),
+                                                          name) != options.input_names.end();
+           ++k)
+        name = base + "_" + std::to_string(k);
+    }
     if (!g.input_param_names[i].empty()) param_inputs.insert(name);
     ctx.bind(in, name);
     used_names.insert(name);
@@ -438,6 +447,20 @@ Result<ExportResult> Model::exportOnnx(const ExportOptions& options, const Outpu
       }
     }
     if (!errs.empty()) return Error(errs);
+  }
+  // A name in input_names that is also a weight's (initializer's) name.
+  {
+    std::set<std::string> inits;
+    for (const auto& init : model.graph.initializers) inits.insert(init.name);
+    for (size_t k = 0; k < options.input_names.size(); ++k)
+      if (inits.count(options.input_names[k])) {
+        Diagnostic d = makeError("input-name-taken",
+                                 "input_names[" + std::to_string(k) + "] is '" + options.input_names[k] +
+                                     "', which is already the name of a weight (initializer)",
+                                 "give the inputs names that no parameter of the model has");
+        d.option = "input_names";
+        return Error(d);
+      }
   }
   stats.phase_ms["convert"] = msSince(t);
   for (auto& w : ctx.warnings()) result.diagnostics.push_back(w);
