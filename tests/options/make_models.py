@@ -88,6 +88,22 @@ class Unsupported(torch.nn.Module):
         return self.search(b, y), self.hist(y, b)
 
 
+class Twin(torch.nn.Module):
+    """Two linear layers with identical weights (copies, not shared): one initializer when folding."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(4, 4)
+        self.b = torch.nn.Linear(4, 4)
+        with torch.no_grad():
+            self.b.weight.copy_(self.a.weight)
+            self.b.bias.copy_(self.a.bias)
+        self.unused = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.a(x) + self.b(x * 2)
+
+
 class ArgsNet(torch.nn.Module):
     """Every kind of argument: tensor, int, bool, str, float, Optional[Tensor], List[Tensor],
     Tuple[Tensor, Tensor], List[int], and keyword arguments with defaults; returns a tuple holding
@@ -213,6 +229,8 @@ def make_models(models_dir):
     uns = Unsupported().eval()
     eager["unsupported"] = uns
     torch.jit.trace(uns, (torch.randn(2, 4), torch.linspace(-1, 1, 5))).save(os.path.join(models_dir, "unsupported.pt"))
+    twin = Twin().eval()
+    torch.jit.trace(twin, (torch.randn(2, 4),)).save(os.path.join(models_dir, "twin.pt"))
     big = torch.nn.Sequential(torch.nn.Linear(256, 256), torch.nn.ReLU(), torch.nn.Linear(256, 16)).eval()
     torch.jit.trace(big, (torch.randn(2, 256),)).save(os.path.join(models_dir, "big.pt"))
     args = ArgsNet().eval()

@@ -99,6 +99,12 @@ Exported exportOk(const std::string& model, const ExportOptions& o, const std::s
   EXPECT_TRUE(r->stats.checker_passed);
   EXPECT_TRUE(r->stats.shape_inference_passed);
   e.proto = parse(e.file);
+  // No unused initializer, whatever the options.
+  std::set<std::string> used;
+  for (const auto& n : e.proto.graph().node())
+    for (const auto& i : n.input()) used.insert(i);
+  for (const auto& out : e.proto.graph().output()) used.insert(out.name());
+  for (const auto& i : e.proto.graph().initializer()) EXPECT_TRUE(used.count(i.name())) << "unused " << i.name();
   EXPECT_EQ(e.proto.producer_name(), "oxport");
   EXPECT_FALSE(e.proto.producer_version().empty());
   return e;
@@ -506,6 +512,20 @@ TEST(ConstantFolding, FalseKeepsTheArithmetic) {
   EXPECT_EQ(countOp(g, "Transpose"), 1);
   EXPECT_TRUE(initNames(g).count("w"));
   expectRuntimeMatches("net", o, e.file);
+}
+
+TEST(ConstantFolding, IdenticalInitializersKeptOnce) {
+  ExportOptions o;
+  o.args = {T({2, 4})};
+  o.keep_initializers_as_inputs = false;
+  auto e = exportOk("twin", o);
+  // a.weight == b.weight and a.bias == b.bias (copies); `unused` is not used by forward.
+  EXPECT_EQ(e.proto.graph().initializer_size(), 2 + 1);  // weight, bias, and the scalar 2
+  for (const auto& i : e.proto.graph().initializer()) EXPECT_EQ(i.name().find("unused"), std::string::npos);
+  expectRuntimeMatches("twin", o, e.file);
+  o.do_constant_folding = false;
+  auto n = exportOk("twin", o, "twin_nofold.onnx");
+  EXPECT_EQ(n.proto.graph().initializer_size(), 4 + 1);
 }
 
 // ---- dynamic_axes --------------------------------------------------------------------------------
