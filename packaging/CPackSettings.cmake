@@ -32,8 +32,8 @@ set(OXPORT_DEB_DEPENDS
   "libgcc-s1 (>= 3.0)"
   "libc6 (>= 2.34)")
 if(OXPORT_WITH_GUI)
-  list(APPEND OXPORT_DEB_DEPENDS "libqt6widgets6 (>= 6.2)" "libqt6gui6 (>= 6.2)" "libqt6core6 (>= 6.2)"
-       "libqt6concurrent6 (>= 6.2)")
+  # (QtConcurrent is header-only as the studio uses it: libQt6Concurrent is not NEEDED.)
+  list(APPEND OXPORT_DEB_DEPENDS "libqt6widgets6 (>= 6.2)" "libqt6gui6 (>= 6.2)" "libqt6core6 (>= 6.2)")
 endif()
 list(JOIN OXPORT_DEB_DEPENDS ", " CPACK_DEBIAN_PACKAGE_DEPENDS)
 # Verification (--verify, the studio's Verify) runs ONNX Runtime in node; onnxruntime-node itself
