@@ -1,6 +1,18 @@
+import numpy as np
 import torch
+import torch.nn.functional as F
 
-from optest import T, case
+from optest import Npy, T, case
+
+
+class ShapeQueries(torch.nn.Module):
+    def forward(self, x):
+        return x * len(x) + x.dim() + x.numel() + int(x.is_floating_point())
+
+
+class ItemScript(torch.nn.Module):
+    def forward(self, x):
+        return x * x[0, 0].item() + x.sum().int().item()
 
 CASES = [
     case("flatten_1", lambda x: torch.flatten(x, 1), [T(2, 3, 4, 5)], dynamic={0: [0]}),
@@ -23,4 +35,53 @@ CASES = [
     case("narrow", lambda x: x.narrow(1, 1, 2), [T(2, 4, 3)]),
     case("expand", lambda x: x.expand(3, -1, 4), [T(1, 2, 1)]),
     case("size_arith", lambda x: x.reshape(x.shape[0] * x.shape[1], -1), [T(2, 3, 4)], dynamic={0: [0, 1]}),
+    # flip / roll / repeat / tile / repeat_interleave
+    case("flip", lambda x: x.flip(-1, 0), [T(2, 3, 4)], opsets=(10, 11, 13, 17), dynamic={0: [0, 2]}),
+    case("flip_int", lambda x: torch.flip(x, [1]), [T(2, 3, dtype="int64")]),
+    case("flip_opset9", lambda x: x.flip(0), [T(2, 3)], opsets=(9,), expect="error:opset-too-old",
+         operator_export_type="ONNX"),
+    case("roll", lambda x: x.roll(2, -1), [T(2, 5)], opsets=(10, 11, 13, 17), dynamic={0: [1]}),
+    case("roll_multi_negative", lambda x: torch.roll(x, (-1, 7), (0, 1)), [T(3, 4)]),
+    case("roll_flat", lambda x: torch.roll(x, 3), [T(2, 3)]),
+    case("roll_zero", lambda x: torch.roll(x, 4, 1), [T(2, 4)]),
+    case("repeat", lambda x: x.repeat(2, 1, 3), [T(2, 3)], opsets=(9, 11, 13, 17), dynamic={0: [0, 1]}),
+    case("repeat_dynamic", lambda x: x.repeat(x.size(0), 1), [T(2, 3)], dynamic={0: [0]}),
+    case("repeat_bool", lambda x: x.repeat(2, 2), [T(2, 3, dtype="bool")]),
+    case("tile", lambda x: x.tile((2,)), [T(2, 3)], opsets=(9, 13)),
+    case("repeat_interleave_int", lambda x: x.repeat_interleave(2, dim=1), [T(2, 3)], opsets=(9, 11, 13),
+         dynamic={0: [0, 1]}),
+    case("repeat_interleave_flat", lambda x: torch.repeat_interleave(x, 3), [T(2, 2)]),
+    case("repeat_interleave_negative_dim", lambda x: x.repeat_interleave(2, dim=-2), [T(2, 3, 2)]),
+    case("repeat_interleave_tensor", lambda x, r: x.repeat_interleave(r, dim=0),
+         [T(3, 2), Npy(np.array([1, 0, 3], dtype=np.int64))], opsets=(11, 13, 17)),
+    case("repeat_interleave_counts_only", lambda r: torch.repeat_interleave(r), [Npy(np.array([2, 0, 1], dtype=np.int64))],
+         opsets=(11, 13)),
+    # movedim / numpy_T / meshgrid / broadcast_tensors
+    case("movedim", lambda x: x.movedim(1, -1), [T(2, 3, 4)]),
+    case("movedim_multi", lambda x: torch.movedim(x, (0, 3), (2, 0)), [T(2, 3, 4, 5)]),
+    case("numpy_T", lambda x: x[0].T, [T(2, 3, 4, 5)]),
+    case("meshgrid_ij", lambda a, b: torch.meshgrid(a, b, indexing="ij"), [T(3), T(4)], opsets=(9, 13),
+         dynamic={0: [0], 1: [0]}),
+    case("meshgrid_xy", lambda a, b, c: torch.meshgrid(a, b, c, indexing="xy"), [T(3), T(4), T(2)]),
+    case("meshgrid_int", lambda a, b: torch.meshgrid(a, b, indexing="ij"), [T(2, dtype="int64"), T(3, dtype="int64")]),
+    case("broadcast_tensors", lambda a, b, c: torch.broadcast_tensors(a, b, c), [T(3, 1), T(4), T(2, 1, 1)],
+         opsets=(9, 13), dynamic={0: [0]}),
+    # unfold / im2col / pixel shuffles / as_strided
+    case("unfold", lambda x: x.unfold(1, 3, 2), [T(2, 7, 2)], opsets=(9, 11, 13), dynamic={0: [1]}),
+    case("unfold_last_dim", lambda x: x.unfold(-1, 2, 1), [T(2, 5)]),
+    case("im2col", lambda x: F.unfold(x, 3), [T(1, 2, 5, 6)], opsets=(9, 11, 13), dynamic={0: [0, 2, 3]}),
+    case("im2col_stride_pad_dilation", lambda x: F.unfold(x, (2, 3), dilation=(2, 1), padding=1, stride=2),
+         [T(2, 3, 7, 8)], opsets=(10, 11, 13), dynamic={0: [2, 3]}),
+    case("pixel_shuffle", lambda x: F.pixel_shuffle(x, 2), [T(1, 8, 3, 4)], opsets=(9, 11, 13), dynamic={0: [0, 2, 3]}),
+    case("pixel_unshuffle", lambda x: F.pixel_unshuffle(x, 2), [T(1, 2, 4, 6)], opsets=(9, 11, 13), dynamic={0: [0]}),
+    case("as_strided", lambda x: x.as_strided((3, 2), (1, 3), 1), [T(4, 3)]),
+    # split variants and shape queries
+    case("unsafe_split", lambda x: torch.unsafe_split(x, 2, 1)[1], [T(2, 5)], opsets=(11, 13)),
+    case("unsafe_split_with_sizes", lambda x: x.unsafe_split_with_sizes([1, 3], 1)[1], [T(2, 4)], opsets=(11, 13)),
+    case("shape_as_tensor", lambda x: torch._shape_as_tensor(x), [T(2, 3)], dynamic={0: [0]}),
+    case("reshape_from_tensor", lambda x: torch._reshape_from_tensor(x, torch._shape_as_tensor(x).flip(0)), [T(2, 3)],
+         dynamic={0: [0, 1]}),
+    case("numel", lambda x: x * x.numel(), [T(2, 3)], dynamic={0: [0]}),
+    case("shape_queries_script", ShapeQueries(), [T(3, 2)], script=True, dynamic={0: [0]}),
+    case("item_script", ItemScript(), [T(3, 2)], script=True),
 ]

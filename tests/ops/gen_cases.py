@@ -97,6 +97,8 @@ def main():
             preset["operator_export_type"] = c["operator_export_type"]
         if c["training"]:
             preset["training"] = c["training"]
+        if not c.get("fold", True):
+            preset["do_constant_folding"] = False
         with open(os.path.join(folder, "preset.json"), "w") as f:
             json.dump(preset, f, indent=2)
         manifest.append({"name": name, "family": c["family"], "dir": name, "opsets": c["opsets"],

@@ -49,7 +49,7 @@ class Npy:
 
 def case(name, module, inputs, opsets=(11, 13, 17), script=False, dynamic=None, kwargs=None,
          tolerance=1e-4, expect="ok", operator_export_type=None, training=None, input_names=None,
-         output_names=None, note=""):
+         output_names=None, note="", fold=True):
     """One numeric test.
 
     name:     unique, [a-z0-9_] (becomes the test name)
@@ -58,11 +58,13 @@ def case(name, module, inputs, opsets=(11, 13, 17), script=False, dynamic=None, 
     dynamic:  {input_index: [axes]} to mark axes dynamic; verification then also runs at other sizes
     kwargs:   {name: T/Npy/value} passed as named arguments
     expect:   "ok", or "error:<code>" when the export must fail with that diagnostic code
+    fold:     False exports with do_constant_folding=false, so ops on static values (creation ops
+              with constant sizes ...) reach their converters instead of being folded
     """
     return dict(name=name, module=module, inputs=list(inputs), opsets=list(opsets), script=script,
                 dynamic=dynamic or {}, kwargs=kwargs or {}, tolerance=tolerance, expect=expect,
                 operator_export_type=operator_export_type, training=training, input_names=input_names,
-                output_names=output_names, note=note)
+                output_names=output_names, note=note, fold=fold)
 
 
 class Fn(torch.nn.Module):

@@ -165,6 +165,12 @@ static HostTensor scalarTensor(double value, DType dtype) {
   return HostTensor::fromVector<float>(DType::Float32, {}, {static_cast<float>(value)});
 }
 
+HostTensor scalarHostTensor(double value, DType dtype, std::vector<int64_t> shape) {
+  HostTensor t = scalarTensor(value, dtype);
+  if (!shape.empty()) t.shape = std::move(shape);  // one element either way
+  return t;
+}
+
 std::string Context::constant(HostTensor t, const std::string& hint) {
   std::string name = uniqueName("onnx::" + hint + "_" + std::to_string(const_counter_++));
   model_.graph.initializers.push_back({name, std::move(t)});

@@ -25,6 +25,8 @@ Attribute attrString(const std::string& name, std::string v);
 Attribute attrInts(const std::string& name, std::vector<int64_t> v);
 Attribute attrFloats(const std::string& name, std::vector<float> v);
 Attribute attrTensor(const std::string& name, HostTensor t);
+// A host tensor of the given shape (default: 0-d) holding `value` converted to `dtype`.
+HostTensor scalarHostTensor(double value, DType dtype, std::vector<int64_t> shape = {});
 
 struct Settings {
   int opset = kDefaultOpset;

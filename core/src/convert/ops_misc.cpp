@@ -136,7 +136,6 @@ void registerStructuralOps(Registry& r) {
          convertDropout);
 }
 
-void registerTensorOps(Registry& r) {}
 void registerReduceOps(Registry& r) {}
 
 }  // namespace oxport::convert

@@ -1,5 +1,7 @@
 // Shape and layout: size, flatten, view/reshape, permute/transpose, (un)squeeze, cat/stack,
-// split/chunk/unbind, slice/select/narrow, expand.
+// split/chunk/unbind, slice/select/narrow, expand; flip/roll, repeat/tile/repeat_interleave,
+// movedim, meshgrid, broadcast_tensors, unfold/im2col, pixel_(un)shuffle, as_strided, and the
+// shape queries numel/item/dim/len.
 #include <limits>
 
 #include "convert/registry.h"
@@ -253,6 +255,400 @@ Status convertExpand(Context& ctx, const Node& n) {
   return bindOut(ctx, n, ctx.emit1("Expand", {x, fixed}));
 }
 
+
+// A Reduce* node over `axes` (empty: all): ReduceSum takes its axes as an input from opset 13,
+// the other reductions an attribute up to opset 17.
+std::string reduceAxes(Context& ctx, const std::string& op, const std::string& x, const std::vector<int64_t>& axes,
+                       bool keepdims) {
+  std::vector<Attribute> attrs{attrInt("keepdims", keepdims ? 1 : 0)};
+  if (axes.empty()) return ctx.emit1(op, {x}, std::move(attrs));
+  if (op == "ReduceSum" && ctx.opset() >= 13) return ctx.emit1(op, {x, ctx.constInt64s(axes)}, std::move(attrs));
+  attrs.push_back(attrInts("axes", axes));
+  return ctx.emit1(op, {x}, std::move(attrs));
+}
+
+// ---- reordering and repeating
+
+std::vector<int64_t> iotaPerm(int n) {
+  std::vector<int64_t> v(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) v[static_cast<size_t>(i)] = i;
+  return v;
+}
+
+// Concat of 1-D int64 pieces (skipping none).
+std::string concatShape(Context& ctx, const std::vector<std::string>& parts) {
+  if (parts.size() == 1) return parts[0];
+  return ctx.emit1("Concat", parts, {attrInt("axis", 0)});
+}
+
+// flip(self, dims): a Slice with step -1 per flipped axis.
+Status convertFlip(Context& ctx, const Node& n) {
+  if (ctx.opset() < 10) return ctx.needsOpset(10, "flip (Slice with negative steps)");
+  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  const int rank = ctx.rank(n.input(0));
+  OXPORT_ASSIGN(auto dims, ctx.constInts(n.input(1)));
+  if (dims.empty()) return bindOut(ctx, n, ctx.emit1("Identity", {x}));
+  for (auto& d : dims) d = ctx.normDim(d, rank);
+  const size_t k = dims.size();
+  return bindOut(ctx, n, ctx.slice(x, std::vector<int64_t>(k, -1), std::vector<int64_t>(k, std::numeric_limits<int64_t>::min()),
+                                   dims, std::vector<int64_t>(k, -1)));
+}
+
+// roll(self, shifts, dims): per axis, the last (shift mod size) elements move to the front. The
+// modulo is computed from Shape, so dynamic axes stay dynamic; no dims rolls the flattened tensor.
+Status convertRoll(Context& ctx, const Node& n) {
+  if (ctx.opset() < 10) return ctx.needsOpset(10, "roll (Slice with computed bounds, Mod)");
+  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  const int rank = ctx.rank(n.input(0));
+  OXPORT_ASSIGN(auto shifts, ctx.constInts(n.input(1)));
+  OXPORT_ASSIGN(auto dims, ctx.constInts(n.input(2)));
+  const bool flat = dims.empty();
+  std::string y = flat ? ctx.reshape(x, {-1}) : x;
+  if (flat) dims = {0};
+  if (shifts.size() != dims.size()) return ctx.error("bad-argument", "roll: shifts and dims differ in length");
+  for (size_t i = 0; i < dims.size(); ++i) {
+    const int64_t d = ctx.normDim(dims[i], flat ? 1 : rank);
+    std::string s = ctx.emit1("Mod", {ctx.constInt64s({shifts[i]}), dimSize(ctx, y, d)});  // in [0, size)
+    std::string neg = ctx.emit1("Neg", {s});
+    std::string axes = ctx.constInt64s({d});
+    std::string tail = ctx.emit1("Slice", {y, neg, ctx.constInt64s({kInt64Max}), axes});
+    std::string head = ctx.emit1("Slice", {y, ctx.constInt64s({0}), neg, axes});
+    // A shift of 0: tail is all of y (start -0 = 0) and head is empty.
+    y = ctx.emit1("Concat", {tail, head}, {attrInt("axis", d)});
+  }
+  if (flat) y = ctx.emit1("Reshape", {y, ctx.shapeOf(x)});
+  return bindOut(ctx, n, y);
+}
+
+// Tile after giving x as many dims as the repeats (leading 1s).
+Result<std::string> tileTo(Context& ctx, const std::string& x, int rank, const Value* reps_v, bool pad_reps) {
+  OXPORT_ASSIGN(std::string reps, ctx.intsTensor(reps_v));
+  int64_t count = rank;
+  if (auto c = ctx.constInts(reps_v); c.ok()) count = static_cast<int64_t>(c->size());
+  else if (reps_v->producer && reps_v->producer->kind == "prim::ListConstruct")
+    count = static_cast<int64_t>(reps_v->producer->inputs.size());
+  std::string y = x;
+  if (count > rank) {
+    std::vector<int64_t> axes;
+    for (int64_t i = 0; i < count - rank; ++i) axes.push_back(i);
+    y = ctx.unsqueeze(x, axes);
+  } else if (count < rank) {
+    if (!pad_reps) return ctx.error("bad-argument", "repeat: fewer repeats than dims");
+    reps = ctx.emit1("Concat", {ctx.constInt64s(std::vector<int64_t>(static_cast<size_t>(rank - count), 1)), reps},
+                     {attrInt("axis", 0)});
+  }
+  return ctx.emit1("Tile", {y, reps});
+}
+
+// repeat(self, repeats) / tile(self, dims)
+ConvertFn repeatOp(bool is_tile) {
+  return [is_tile](Context& ctx, const Node& n) -> Status {
+    OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+    OXPORT_ASSIGN(std::string y, tileTo(ctx, x, ctx.rank(n.input(0)), n.input(1), is_tile));
+    return bindOut(ctx, n, y);
+  };
+}
+
+// Source positions of repeat_interleave with per-element counts: for output j, the number of
+// cumulative counts <= j.
+std::string interleaveSources(Context& ctx, const std::string& repeats) {
+  std::string cs = ctx.emit1("CumSum", {repeats, ctx.constInt64s({0}, true)});
+  std::string total = reduceAxes(ctx, "ReduceSum", repeats, {0}, false);
+  std::string pos = ctx.unsqueeze(arangeOf(ctx, total), {1});                                 // [T, 1]
+  std::string reached = ctx.emit1("Not", {ctx.emit1("Less", {pos, ctx.unsqueeze(cs, {0})})});  // [T, n]
+  return reduceAxes(ctx, "ReduceSum", ctx.cast(reached, DType::Int64), {1}, false);
+}
+
+// repeat_interleave(self, repeats: int|Tensor, dim, output_size) / repeat_interleave(repeats, output_size)
+Status convertRepeatInterleave(Context& ctx, const Node& n) {
+  if (n.inputs.size() == 2) {
+    if (ctx.opset() < 11) return ctx.needsOpset(11, "repeat_interleave with a tensor of counts (CumSum)");
+    OXPORT_ASSIGN(std::string reps, ctx.tensorOfType(n.input(0), DType::Int64));
+    return bindOut(ctx, n, interleaveSources(ctx, reps));
+  }
+  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  int rank = ctx.rank(n.input(0));
+  int64_t dim = 0;
+  if (ctx.isNone(n.input(2))) {
+    x = ctx.reshape(x, {-1});
+    rank = 1;
+  } else {
+    OXPORT_ASSIGN(dim, ctx.constInt(n.input(2)));
+    dim = ctx.normDim(dim, rank);
+  }
+  const Value* rv = n.input(1);
+  const bool per_element = rv->isTensor() && !(ctx.meta(rv).shape.empty() ||
+                                               (ctx.meta(rv).shape.size() == 1 && ctx.meta(rv).shape[0] == 1));
+  if (per_element) {
+    if (ctx.opset() < 11) return ctx.needsOpset(11, "repeat_interleave with a tensor of counts (CumSum)");
+    OXPORT_ASSIGN(std::string reps, ctx.tensorOfType(rv, DType::Int64));
+    return bindOut(ctx, n, ctx.emit1("Gather", {x, interleaveSources(ctx, reps)}, {attrInt("axis", dim)}));
+  }
+  // One count for every element: unsqueeze after dim, expand to the count, merge.
+  std::string r;
+  if (auto c = ctx.maybeInt(rv)) r = ctx.constInt64s({*c});
+  else { OXPORT_ASSIGN(r, ctx.tensorOfType(rv, DType::Int64)); r = ctx.reshape(r, {1}); }
+  std::string shape = ctx.shapeOf(x);
+  std::vector<std::string> before, after;
+  if (dim + 1 > 0) before.push_back(ctx.slice(shape, {0}, {dim + 1}, {0}));
+  if (dim + 1 < rank) after.push_back(ctx.slice(shape, {dim + 1}, {kInt64Max}, {0}));
+  std::vector<std::string> target = before;
+  target.push_back(r);
+  target.insert(target.end(), after.begin(), after.end());
+  std::string e = ctx.emit1("Expand", {ctx.unsqueeze(x, {dim + 1}), concatShape(ctx, target)});
+  std::vector<std::string> merged;
+  if (dim > 0) merged.push_back(ctx.slice(shape, {0}, {dim}, {0}));
+  merged.push_back(ctx.constInt64s({-1}));
+  merged.insert(merged.end(), after.begin(), after.end());
+  return bindOut(ctx, n, ctx.emit1("Reshape", {e, concatShape(ctx, merged)}));
+}
+
+// movedim(self, source, destination)
+Status convertMovedim(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  const int rank = ctx.rank(n.input(0));
+  OXPORT_ASSIGN(auto src, ctx.constInts(n.input(1)));
+  OXPORT_ASSIGN(auto dst, ctx.constInts(n.input(2)));
+  if (src.size() != dst.size()) return ctx.error("bad-argument", "movedim: source and destination differ in length");
+  std::vector<int64_t> perm(static_cast<size_t>(rank), -1);
+  std::vector<bool> used(static_cast<size_t>(rank), false);
+  for (size_t i = 0; i < src.size(); ++i) {
+    int64_t s = ctx.normDim(src[i], rank), d = ctx.normDim(dst[i], rank);
+    perm[static_cast<size_t>(d)] = s;
+    used[static_cast<size_t>(s)] = true;
+  }
+  int64_t next = 0;
+  for (auto& p : perm) {
+    if (p >= 0) continue;
+    while (used[static_cast<size_t>(next)]) ++next;
+    p = next++;
+  }
+  return bindOut(ctx, n, ctx.emit1("Transpose", {x}, {attrInts("perm", perm)}));
+}
+
+// numpy_T(self): all dims reversed.
+Status convertNumpyT(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  const int rank = ctx.rank(n.input(0));
+  if (rank < 2) return bindOut(ctx, n, ctx.emit1("Identity", {x}));
+  std::vector<int64_t> perm;
+  for (int i = rank - 1; i >= 0; --i) perm.push_back(i);
+  return bindOut(ctx, n, ctx.emit1("Transpose", {x}, {attrInts("perm", perm)}));
+}
+
+// meshgrid(tensors [, indexing]): each 1-D input reshaped along its own axis and expanded to the
+// full grid; "xy" swaps the first two axes of the grid.
+Status convertMeshgrid(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(auto elems, ctx.listElements(n.input(0)));
+  std::string indexing = "ij";
+  if (n.inputs.size() > 1 && !ctx.isNone(n.input(1))) { OXPORT_ASSIGN(indexing, ctx.constString(n.input(1))); }
+  const size_t k = elems.size();
+  std::vector<std::string> flat;
+  for (const Value* e : elems) {
+    OXPORT_ASSIGN(std::string t, ctx.tensor(e));
+    flat.push_back(ctx.reshape(t, {-1}));
+  }
+  // Grid axis of input i.
+  std::vector<size_t> axis_of(k);
+  for (size_t i = 0; i < k; ++i) axis_of[i] = i;
+  if (indexing == "xy" && k >= 2) std::swap(axis_of[0], axis_of[1]);
+  std::vector<std::string> sizes(k);
+  for (size_t i = 0; i < k; ++i) sizes[axis_of[i]] = ctx.shapeOf(flat[i]);
+  std::string grid = concatShape(ctx, sizes);
+  std::vector<std::string> outs;
+  for (size_t i = 0; i < k; ++i) {
+    std::vector<int64_t> shape(k, 1);
+    shape[axis_of[i]] = -1;
+    outs.push_back(ctx.emit1("Expand", {ctx.reshape(flat[i], shape), grid}));
+  }
+  if (n.outputs.size() == 1 && n.output(0)->type == ts::ValueType::List) ctx.bindList(n.output(0), outs);
+  else for (size_t i = 0; i < n.outputs.size() && i < outs.size(); ++i) ctx.bind(n.output(i), outs[i]);
+  return okStatus();
+}
+
+// broadcast_tensors(tensors): each expanded to the common shape (found by chained Expands).
+Status convertBroadcastTensors(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(auto elems, ctx.listElements(n.input(0)));
+  std::vector<std::string> ts;
+  for (const Value* e : elems) {
+    OXPORT_ASSIGN(std::string t, ctx.tensor(e));
+    ts.push_back(t);
+  }
+  if (ts.empty()) return ctx.error("bad-argument", "broadcast_tensors of no tensors");
+  std::string shape = ctx.shapeOf(ts[0]);
+  for (size_t i = 1; i < ts.size(); ++i) shape = ctx.shapeOf(ctx.emit1("Expand", {ts[i], shape}));
+  std::vector<std::string> outs;
+  for (const auto& t : ts) outs.push_back(ctx.emit1("Expand", {t, shape}));
+  if (n.outputs.size() == 1 && n.output(0)->type == ts::ValueType::List) ctx.bindList(n.output(0), outs);
+  else for (size_t i = 0; i < n.outputs.size() && i < outs.size(); ++i) ctx.bind(n.output(i), outs[i]);
+  return okStatus();
+}
+
+// unfold(self, dimension, size, step): windows gathered along the dim, the window last.
+Status convertUnfold(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  const int rank = ctx.rank(n.input(0));
+  OXPORT_ASSIGN(int64_t dim, ctx.constInt(n.input(1)));
+  OXPORT_ASSIGN(int64_t size, ctx.constInt(n.input(2)));
+  OXPORT_ASSIGN(int64_t step, ctx.constInt(n.input(3)));
+  if (rank == 0) return bindOut(ctx, n, ctx.reshape(x, {1}));
+  dim = ctx.normDim(dim, rank);
+  // windows = (len - size) / step + 1; starts = arange(windows) * step
+  std::string len = dimSize(ctx, x, dim, true);
+  std::string windows = ctx.emit1("Add", {ctx.emit1("Div", {ctx.emit1("Sub", {len, ctx.constInt64s({size}, true)}),
+                                                             ctx.constInt64s({step}, true)}),
+                                          ctx.constInt64s({1}, true)});
+  std::string starts = ctx.emit1("Mul", {arangeOf(ctx, windows), ctx.constInt64s({step}, true)});
+  std::vector<int64_t> offsets(static_cast<size_t>(size));
+  for (int64_t i = 0; i < size; ++i) offsets[static_cast<size_t>(i)] = i;
+  std::string idx = ctx.emit1("Add", {ctx.unsqueeze(starts, {1}), ctx.constInt64s(offsets)});  // [W, size]
+  std::string g = ctx.emit1("Gather", {x, idx}, {attrInt("axis", dim)});  // x[:dim] + [W, size] + x[dim+1:]
+  std::vector<int64_t> perm;
+  for (int64_t i = 0; i <= rank; ++i)
+    if (i != dim + 1) perm.push_back(i);
+  perm.push_back(dim + 1);
+  if (dim + 1 == rank) return bindOut(ctx, n, g);
+  return bindOut(ctx, n, ctx.emit1("Transpose", {g}, {attrInts("perm", perm)}));
+}
+
+// im2col(self, kernel_size, dilation, padding, stride) on [N, C, H, W] -> [N, C*kh*kw, L]: one
+// strided Slice per kernel offset (ends counted from the end, so H and W may be dynamic).
+Status convertIm2col(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  if (ctx.rank(n.input(0)) != 4) return ctx.error("unsupported-form", "im2col of a tensor that is not 4-D (N, C, H, W)");
+  OXPORT_ASSIGN(auto k, ctx.constInts(n.input(1)));
+  OXPORT_ASSIGN(auto dil, ctx.constInts(n.input(2)));
+  OXPORT_ASSIGN(auto pad, ctx.constInts(n.input(3)));
+  OXPORT_ASSIGN(auto stride, ctx.constInts(n.input(4)));
+  k = expandInts(k, 2);
+  dil = expandInts(dil, 2);
+  pad = expandInts(pad, 2);
+  stride = expandInts(stride, 2);
+  if ((stride[0] != 1 || stride[1] != 1) && ctx.opset() < 10) return ctx.needsOpset(10, "im2col with a stride (Slice steps)");
+  std::string xp = x;
+  if (pad[0] || pad[1]) {
+    std::vector<int64_t> pads{0, 0, pad[0], pad[1], 0, 0, pad[0], pad[1]};
+    if (ctx.opset() >= 11) xp = ctx.emit1("Pad", {x, ctx.constInt64s(pads)});
+    else xp = ctx.emit1("Pad", {x}, {attrInts("pads", pads)});
+  }
+  std::vector<std::string> parts;
+  for (int64_t i = 0; i < k[0]; ++i) {
+    for (int64_t j = 0; j < k[1]; ++j) {
+      const int64_t sh = i * dil[0], sw = j * dil[1];
+      const int64_t eh = -(dil[0] * (k[0] - 1 - i)), ew = -(dil[1] * (k[1] - 1 - j));
+      std::vector<int64_t> steps;
+      if (stride[0] != 1 || stride[1] != 1) steps = {stride[0], stride[1]};
+      std::string s = ctx.slice(xp, {sh, sw}, {eh == 0 ? kInt64Max : eh, ew == 0 ? kInt64Max : ew}, {2, 3}, steps);
+      parts.push_back(ctx.unsqueeze(s, {2}));
+    }
+  }
+  std::string stacked = parts.size() == 1 ? parts[0] : ctx.emit1("Concat", parts, {attrInt("axis", 2)});  // [N,C,K,oh,ow]
+  std::string flat = ctx.reshape(stacked, {0, 0, 0, -1});                                              // [N,C,K,L]
+  std::string s = ctx.shapeOf(flat);
+  std::string shape = concatShape(ctx, {ctx.slice(s, {0}, {1}, {0}), ctx.constInt64s({-1}), ctx.slice(s, {3}, {4}, {0})});
+  return bindOut(ctx, n, ctx.emit1("Reshape", {flat, shape}));
+}
+
+// pixel_shuffle(self, r): [N, C*r*r, H, W] -> [N, C, H*r, W*r] (DepthToSpace CRD from opset 11).
+Status convertPixelShuffle(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  OXPORT_ASSIGN(int64_t r, ctx.constInt(n.input(1)));
+  if (ctx.rank(n.input(0)) != 4) return ctx.error("unsupported-form", "pixel_shuffle of a tensor that is not 4-D");
+  if (ctx.opset() >= 11)
+    return bindOut(ctx, n, ctx.emit1("DepthToSpace", {x}, {attrInt("blocksize", r), attrString("mode", "CRD")}));
+  std::string s = ctx.shapeOf(x);
+  std::string nn = ctx.slice(s, {0}, {1}, {0}), h = ctx.slice(s, {2}, {3}, {0}), w = ctx.slice(s, {3}, {4}, {0});
+  std::string rr = ctx.constInt64s({r});
+  std::string six = ctx.emit1("Reshape", {x, concatShape(ctx, {nn, ctx.constInt64s({-1, r, r}), h, w})});
+  std::string t = ctx.emit1("Transpose", {six}, {attrInts("perm", {0, 1, 4, 2, 5, 3})});
+  std::string out_shape = concatShape(ctx, {nn, ctx.constInt64s({-1}), ctx.emit1("Mul", {h, rr}), ctx.emit1("Mul", {w, rr})});
+  return bindOut(ctx, n, ctx.emit1("Reshape", {t, out_shape}));
+}
+
+// pixel_unshuffle(self, r): [N, C, H*r, W*r] -> [N, C*r*r, H, W] (SpaceToDepth orders channels
+// differently, so Reshape/Transpose).
+Status convertPixelUnshuffle(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  OXPORT_ASSIGN(int64_t r, ctx.constInt(n.input(1)));
+  if (ctx.rank(n.input(0)) != 4) return ctx.error("unsupported-form", "pixel_unshuffle of a tensor that is not 4-D");
+  std::string s = ctx.shapeOf(x);
+  std::string nc = ctx.slice(s, {0}, {2}, {0});
+  std::string rr = ctx.constInt64s({r});
+  std::string h = ctx.emit1("Div", {ctx.slice(s, {2}, {3}, {0}), rr});
+  std::string w = ctx.emit1("Div", {ctx.slice(s, {3}, {4}, {0}), rr});
+  std::string six = ctx.emit1("Reshape", {x, concatShape(ctx, {nc, h, rr, w, rr})});
+  std::string t = ctx.emit1("Transpose", {six}, {attrInts("perm", {0, 1, 3, 5, 2, 4})});
+  std::string out_shape = concatShape(ctx, {ctx.slice(s, {0}, {1}, {0}), ctx.constInt64s({-1}), h, w});
+  return bindOut(ctx, n, ctx.emit1("Reshape", {t, out_shape}));
+}
+
+// as_strided(self, size, stride, storage_offset): static indices into the flattened (contiguous) input.
+Status convertAsStrided(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  OXPORT_ASSIGN(auto size, ctx.constInts(n.input(1)));
+  OXPORT_ASSIGN(auto stride, ctx.constInts(n.input(2)));
+  int64_t offset = 0;
+  if (n.inputs.size() > 3 && !ctx.isNone(n.input(3))) { OXPORT_ASSIGN(offset, ctx.constInt(n.input(3))); }
+  if (size.size() != stride.size()) return ctx.error("bad-argument", "as_strided: size and stride differ in length");
+  std::vector<int64_t> idx{offset};
+  for (size_t d = 0; d < size.size(); ++d) {
+    std::vector<int64_t> next;
+    next.reserve(idx.size() * static_cast<size_t>(size[d]));
+    for (int64_t base : idx)
+      for (int64_t i = 0; i < size[d]; ++i) next.push_back(base + i * stride[d]);
+    idx = std::move(next);
+  }
+  std::string indices = ctx.constant(HostTensor::fromVector<int64_t>(DType::Int64, size, idx), "Constant");
+  return bindOut(ctx, n, ctx.emit1("Gather", {ctx.reshape(x, {-1}), indices}, {attrInt("axis", 0)}));
+}
+
+// _reshape_from_tensor(self, shape) / _shape_as_tensor(self) / numel(self)
+Status convertReshapeFromTensor(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  OXPORT_ASSIGN(std::string s, ctx.tensorOfType(n.input(1), DType::Int64));
+  return bindOut(ctx, n, ctx.emit1("Reshape", {x, s}));
+}
+
+Status convertShapeAsTensor(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  return bindOut(ctx, n, ctx.shapeOf(x));
+}
+
+Status convertNumel(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  return bindOut(ctx, n, ctx.emit1("Size", {x}));
+}
+
+// item(self): a dynamic scalar, carried as a 0-d tensor of the type the IR gives the number.
+Status convertItem(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  if (ctx.rank(n.input(0)) != 0) x = ctx.reshape(x, {});
+  const DType want = n.output(0)->type == ts::ValueType::Int    ? DType::Int64
+                     : n.output(0)->type == ts::ValueType::Bool ? DType::Bool
+                                                                : DType::Float32;
+  return bindOut(ctx, n, ctx.dtype(n.input(0)) == want ? x : ctx.cast(x, want));
+}
+
+// dim(self) / is_floating_point(self): known from the example run (the frontend usually folds them).
+Status convertDim(Context& ctx, const Node& n) {
+  return bindOut(ctx, n, ctx.constInt64s({ctx.rank(n.input(0))}, true));
+}
+
+Status convertIsFloatingPoint(Context& ctx, const Node& n) {
+  return bindOut(ctx, n, ctx.constScalar(isFloating(ctx.dtype(n.input(0))) ? 1 : 0, DType::Bool));
+}
+
+// len(tensor) = size(0); len(list) = its length.
+Status convertLen(Context& ctx, const Node& n) {
+  const Value* v = n.input(0);
+  if (v->isTensor()) {
+    OXPORT_ASSIGN(std::string x, ctx.tensor(v));
+    return bindOut(ctx, n, dimSize(ctx, x, 0, true));
+  }
+  OXPORT_ASSIGN(auto names, ctx.tensorList(v));
+  return bindOut(ctx, n, ctx.constInt64s({static_cast<int64_t>(names.size())}, true));
+}
+
 }  // namespace
 
 void registerShapeOps(Registry& r) {
@@ -274,6 +670,28 @@ void registerShapeOps(Registry& r) {
   r.add("aten::select", convertSelect);
   r.add("aten::narrow", convertNarrow);
   r.add("aten::expand", convertExpand);
+  addAll(r, {"aten::unsafe_split", "aten::unsafe_split_with_sizes"}, splitOp(false));
+  r.add("aten::flip", convertFlip);
+  r.add("aten::roll", convertRoll);
+  r.add("aten::repeat", repeatOp(false));
+  r.add("aten::tile", repeatOp(true));
+  r.add("aten::repeat_interleave", convertRepeatInterleave);
+  addAll(r, {"aten::movedim", "aten::moveaxis"}, convertMovedim);
+  r.add("aten::numpy_T", convertNumpyT);
+  r.add("aten::meshgrid", convertMeshgrid);
+  r.add("aten::broadcast_tensors", convertBroadcastTensors);
+  r.add("aten::unfold", convertUnfold);
+  r.add("aten::im2col", convertIm2col);
+  r.add("aten::pixel_shuffle", convertPixelShuffle);
+  r.add("aten::pixel_unshuffle", convertPixelUnshuffle);
+  r.add("aten::as_strided", convertAsStrided);
+  r.add("aten::_reshape_from_tensor", convertReshapeFromTensor);
+  r.add("aten::_shape_as_tensor", convertShapeAsTensor);
+  r.add("aten::numel", convertNumel);
+  r.add("aten::item", convertItem);
+  r.add("aten::dim", convertDim);
+  r.add("aten::is_floating_point", convertIsFloatingPoint);
+  r.add("aten::len", convertLen);
 }
 
 }  // namespace oxport::convert

@@ -57,6 +57,7 @@ const Registry& builtinRegistry() {
         {"activation", registerActivationOps}, {"elementwise", registerElementwiseOps},
         {"linear", registerLinearOps},         {"shape", registerShapeOps},
         {"tensor", registerTensorOps},         {"reduce", registerReduceOps},
+        {"index", registerIndexOps},
         {"rnn", registerRnnOps},               {"attention", registerAttentionOps},
     };
     for (const auto& f : families) {

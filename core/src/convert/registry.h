@@ -53,6 +53,7 @@ void registerElementwiseOps(Registry& r);
 void registerLinearOps(Registry& r);
 void registerShapeOps(Registry& r);
 void registerTensorOps(Registry& r);
+void registerIndexOps(Registry& r);    // ops_index.cpp
 void registerReduceOps(Registry& r);
 void registerRnnOps(Registry& r);        // ops_rnn.cpp: lstm, gru, rnn_tanh/relu and their cells
 void registerAttentionOps(Registry& r);  // ops_attention.cpp: fused MHA / encoder-layer fast paths

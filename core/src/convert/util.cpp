@@ -41,4 +41,18 @@ void addAll(Registry& r, const std::vector<std::string>& kinds, const ConvertFn&
   for (const auto& k : kinds) r.add(k, fn, min_opset, max_opset);
 }
 
+std::string arangeOf(Context& ctx, const std::string& n) {
+  if (ctx.opset() >= 11)
+    return ctx.emit1("Range", {ctx.constInt64s({0}, true), ctx.reshape(n, {}), ctx.constInt64s({1}, true)});
+  std::string ones = ctx.emit1("ConstantOfShape", {ctx.reshape(n, {1})},
+                               {attrTensor("value", scalarHostTensor(1, DType::Int64, {1}))});
+  return ctx.squeeze(ctx.emit1("NonZero", {ones}), {0});
+}
+
+std::string dimSize(Context& ctx, const std::string& x, int64_t dim, bool scalar) {
+  std::string shape = ctx.shapeOf(x);
+  if (scalar) return ctx.emit1("Gather", {shape, ctx.constInt64s({dim}, true)}, {attrInt("axis", 0)});
+  return ctx.slice(shape, {dim}, {dim + 1}, {0});
+}
+
 }  // namespace oxport::convert

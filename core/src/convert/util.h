@@ -30,4 +30,11 @@ Result<std::vector<std::string>> promotedInputs(Context& ctx, const Node& n, con
 void addAll(Registry& r, const std::vector<std::string>& kinds, const ConvertFn& fn, int min_opset = kMinOpset,
             int max_opset = kMaxOpset);
 
+// 0, 1, ..., n-1 as int64, for a 0-d or 1-element int64 tensor n that may be dynamic: Range from
+// opset 11, NonZero over a tensor of ones before.
+std::string arangeOf(Context& ctx, const std::string& n);
+
+// The size of axis `dim` of x, from Shape: a 1-element 1-D int64 tensor (scalar=true: 0-d).
+std::string dimSize(Context& ctx, const std::string& x, int64_t dim, bool scalar = false);
+
 }  // namespace oxport::convert
