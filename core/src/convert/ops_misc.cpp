@@ -136,6 +136,5 @@ void registerStructuralOps(Registry& r) {
          convertDropout);
 }
 
-void registerReduceOps(Registry& r) {}
 
 }  // namespace oxport::convert

@@ -41,6 +41,20 @@ void addAll(Registry& r, const std::vector<std::string>& kinds, const ConvertFn&
   for (const auto& k : kinds) r.add(k, fn, min_opset, max_opset);
 }
 
+std::string reduceOver(Context& ctx, const std::string& op, const std::string& x, const std::vector<int64_t>& axes,
+                       bool keepdims) {
+  std::vector<Attribute> attrs{attrInt("keepdims", keepdims ? 1 : 0)};
+  if (axes.empty()) return ctx.emit1(op, {x}, std::move(attrs));
+  if (op == "ReduceSum" && ctx.opset() >= 13) return ctx.emit1(op, {x, ctx.constInt64s(axes)}, std::move(attrs));
+  attrs.push_back(attrInts("axes", axes));
+  return ctx.emit1(op, {x}, std::move(attrs));
+}
+
+const Value* namedArg(const Node& n, const std::string& name) {
+  const int i = n.argIndex(name);
+  return i >= 0 && static_cast<size_t>(i) < n.inputs.size() ? n.input(static_cast<size_t>(i)) : nullptr;
+}
+
 std::string arangeOf(Context& ctx, const std::string& n) {
   if (ctx.opset() >= 11)
     return ctx.emit1("Range", {ctx.constInt64s({0}, true), ctx.reshape(n, {}), ctx.constInt64s({1}, true)});

@@ -30,6 +30,14 @@ Result<std::vector<std::string>> promotedInputs(Context& ctx, const Node& n, con
 void addAll(Registry& r, const std::vector<std::string>& kinds, const ConvertFn& fn, int min_opset = kMinOpset,
             int max_opset = kMaxOpset);
 
+// A Reduce* node over `axes` (empty: every axis) in the opset's form: ReduceSum takes its axes as
+// an input from opset 13, the other reductions take an attribute up to opset 17.
+std::string reduceOver(Context& ctx, const std::string& op, const std::string& x, const std::vector<int64_t>& axes,
+                       bool keepdims);
+
+// The input bound to schema argument `name`, or nullptr when the node's overload has none.
+const Value* namedArg(const Node& n, const std::string& name);
+
 // 0, 1, ..., n-1 as int64, for a 0-d or 1-element int64 tensor n that may be dynamic: Range from
 // opset 11, NonZero over a tensor of ones before.
 std::string arangeOf(Context& ctx, const std::string& n);
