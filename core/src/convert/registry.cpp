@@ -57,6 +57,7 @@ const Registry& builtinRegistry() {
         {"activation", registerActivationOps}, {"elementwise", registerElementwiseOps},
         {"linear", registerLinearOps},         {"shape", registerShapeOps},
         {"tensor", registerTensorOps},         {"reduce", registerReduceOps},
+        {"math", registerMathOps},             {"sort", registerSortOps},
         {"index", registerIndexOps},
         {"rnn", registerRnnOps},               {"attention", registerAttentionOps},
     };

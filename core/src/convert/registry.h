@@ -55,6 +55,8 @@ void registerShapeOps(Registry& r);
 void registerTensorOps(Registry& r);
 void registerIndexOps(Registry& r);    // ops_index.cpp
 void registerReduceOps(Registry& r);
+void registerMathOps(Registry& r);  // ops_math.cpp: fused arithmetic, modulo, logs, distances, small linalg
+void registerSortOps(Registry& r);  // ops_sort.cpp: sort, argsort, topk, bucketize
 void registerRnnOps(Registry& r);        // ops_rnn.cpp: lstm, gru, rnn_tanh/relu and their cells
 void registerAttentionOps(Registry& r);  // ops_attention.cpp: fused MHA / encoder-layer fast paths
 

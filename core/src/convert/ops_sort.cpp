@@ -1,0 +1,143 @@
+// Sorting: sort, argsort, topk (TopK: k as an input from opset 10, largest/sorted from 11) and
+// bucketize. ONNX TopK is not stable: equal values may come back in another order than PyTorch's.
+#include <algorithm>
+
+#include "convert/registry.h"
+#include "convert/util.h"
+
+namespace oxport::convert {
+
+namespace {
+
+std::string castIf(Context& ctx, const std::string& x, DType have, DType want) {
+  return have == want ? x : ctx.cast(x, want);
+}
+
+// The dtype TopK runs in: ONNX Runtime sorts float/double, and int32/int64 from opset 11.
+DType topkType(DType dt, int opset) {
+  if (dt == DType::Float32 || dt == DType::Float64) return dt;
+  if (dt == DType::Float16 || dt == DType::BFloat16) return DType::Float32;
+  if (opset >= 11) return dt == DType::Int32 ? DType::Int32 : DType::Int64;
+  return DType::Float64;
+}
+
+// TopK of x (dtype dt) along axis with k a 1-D int64 tensor [k]. Before opset 11 TopK always
+// takes the largest: the smallest are the largest of -x.
+struct TopKOut {
+  std::string values, indices;
+};
+
+TopKOut topk(Context& ctx, const std::string& x, DType dt, int64_t axis, const std::string& k, bool largest) {
+  const DType work = topkType(dt, ctx.opset());
+  std::string xin = castIf(ctx, x, dt, work);
+  TopKOut out;
+  if (ctx.opset() >= 11) {
+    auto r = ctx.emit("TopK", {xin, k}, 2,
+                      {attrInt("axis", axis), attrInt("largest", largest ? 1 : 0), attrInt("sorted", 1)});
+    out = {r[0], r[1]};
+  } else {
+    if (!largest) xin = ctx.emit1("Neg", {xin});
+    auto r = ctx.emit("TopK", {xin, k}, 2, {attrInt("axis", axis)});
+    out = {largest ? r[0] : ctx.emit1("Neg", {r[0]}), r[1]};
+  }
+  out.values = castIf(ctx, out.values, work, dt);
+  return out;
+}
+
+// The size of x along axis as a 1-D int64 tensor [n] (from Shape: nothing baked).
+std::string sizeAlong(Context& ctx, const std::string& x, int64_t axis) {
+  return ctx.slice(ctx.shapeOf(x), {axis}, {axis + 1}, {0});
+}
+
+// sort(self, dim=-1, descending=False) / sort.stable(self, *, stable, dim, descending); argsort.
+ConvertFn convertSort(bool indices_only) {
+  return [indices_only](Context& ctx, const Node& n) -> Status {
+    if (ctx.opset() < 10) return ctx.needsOpset(10, n.kind.substr(6) + " (TopK with k as an input)");
+    OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+    const DType dt = ctx.dtype(n.input(0));
+    const int rank = ctx.rank(n.input(0));
+    int64_t dim = -1;
+    bool descending = false;
+    if (const Value* d = namedArg(n, "dim")) { OXPORT_ASSIGN(dim, ctx.constInt(d)); }
+    if (const Value* d = namedArg(n, "descending")) { OXPORT_ASSIGN(descending, ctx.constBool(d)); }
+    if (rank == 0) {
+      if (!indices_only) ctx.bind(n.output(0), ctx.emit1("Identity", {x}));
+      ctx.bind(n.output(indices_only ? 0 : 1), ctx.constScalar(0, DType::Int64));
+      return okStatus();
+    }
+    const int64_t axis = ctx.normDim(dim, rank);
+    TopKOut r = topk(ctx, x, dt, axis, sizeAlong(ctx, x, axis), descending);
+    if (indices_only) return bindOut(ctx, n, r.indices);
+    ctx.bind(n.output(0), r.values);
+    ctx.bind(n.output(1), r.indices);
+    return okStatus();
+  };
+}
+
+// topk(self, k, dim=-1, largest=True, sorted=True). k may be dynamic from opset 10. With
+// sorted=False PyTorch leaves the order unspecified; the export returns it sorted.
+Status convertTopk(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  const DType dt = ctx.dtype(n.input(0));
+  const int rank = ctx.rank(n.input(0));
+  OXPORT_ASSIGN(int64_t dim, ctx.constInt(n.input(2)));
+  OXPORT_ASSIGN(bool largest, ctx.constBool(n.input(3)));
+  const int64_t axis = ctx.normDim(dim, std::max(rank, 1));
+  if (rank == 0) x = ctx.unsqueeze(x, {0});
+  TopKOut r;
+  if (ctx.opset() < 10) {
+    // TopK-1: k is an attribute and the largest are taken.
+    auto kc = ctx.maybeInt(n.input(1));
+    if (!kc) return ctx.needsOpset(10, "topk with a k computed from the inputs (TopK k as an input)");
+    const DType work = topkType(dt, 9);
+    std::string xin = castIf(ctx, x, dt, work);
+    if (!largest) xin = ctx.emit1("Neg", {xin});
+    auto o = ctx.emit("TopK", {xin}, 2, {attrInt("axis", axis), attrInt("k", *kc)});
+    r = {castIf(ctx, largest ? o[0] : ctx.emit1("Neg", {o[0]}), work, dt), o[1]};
+  } else {
+    std::string k;
+    if (auto kc = ctx.maybeInt(n.input(1))) {
+      k = ctx.constInt64s({*kc});
+    } else {
+      OXPORT_ASSIGN(std::string ks, ctx.tensorOfType(n.input(1), DType::Int64));
+      k = ctx.reshape(ks, {1});
+    }
+    r = topk(ctx, x, dt, axis, k, largest);
+  }
+  if (rank == 0) {
+    r.values = ctx.reshape(r.values, {});
+    r.indices = ctx.reshape(r.indices, {});
+  }
+  ctx.bind(n.output(0), r.values);
+  ctx.bind(n.output(1), r.indices);
+  return okStatus();
+}
+
+// bucketize(self, boundaries, *, out_int32=False, right=False): the number of boundaries below
+// each element (right=False: b < x; right=True: b <= x), counted over a broadcast last axis.
+Status convertBucketize(Context& ctx, const Node& n) {
+  if (!n.input(0)->isTensor()) return ctx.error("unsupported-form", "bucketize of a Python number is not supported");
+  const DType dx = ctx.dtype(n.input(0)), db = ctx.dtype(n.input(1));
+  const bool same_ok = dx == db && (dx == DType::Float32 || dx == DType::Float64 || dx == DType::Int32 || dx == DType::Int64);
+  const DType common = same_ok ? dx : DType::Float64;
+  OXPORT_ASSIGN(std::string x, ctx.tensorOfType(n.input(0), common));
+  OXPORT_ASSIGN(std::string b, ctx.tensorOfType(n.input(1), common));
+  bool right = false;
+  if (const Value* r = namedArg(n, "right")) { OXPORT_ASSIGN(right, ctx.constBool(r)); }
+  const int rank = ctx.rank(n.input(0));
+  std::string xe = ctx.unsqueeze(x, {rank});  // [..., 1] against [B]
+  std::string below = right ? ctx.emit1("Not", {ctx.emit1("Greater", {b, xe})}) : ctx.emit1("Greater", {xe, b});
+  std::string count = reduceOver(ctx, "ReduceSum", ctx.cast(below, DType::Int64), {rank}, false);
+  return bindOut(ctx, n, castIf(ctx, count, DType::Int64, n.output(0)->meta.dtype));
+}
+
+}  // namespace
+
+void registerSortOps(Registry& r) {
+  r.add("aten::sort", convertSort(false));
+  r.add("aten::argsort", convertSort(true));
+  r.add("aten::topk", convertTopk);
+  r.add("aten::bucketize", convertBucketize);
+}
+
+}  // namespace oxport::convert

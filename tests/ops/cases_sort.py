@@ -1,0 +1,30 @@
+import numpy as np
+import torch
+
+from optest import Npy, T, case
+
+# Distinct values: ONNX TopK is not stable, so ties could come back in another order.
+D = Npy(np.random.RandomState(11).permutation(24).reshape(2, 3, 4).astype(np.float32) * 0.5 - 5)
+DI = Npy(np.random.RandomState(12).permutation(20).reshape(4, 5).astype(np.int64) - 9)
+
+CASES = [
+    case("sort_last", lambda x: torch.sort(x), [D], opsets=(10, 11, 13, 17), dynamic={0: [0, 2]}),
+    case("sort_descending_dim", lambda x: torch.sort(x, 1, descending=True), [D], opsets=(10, 11, 13)),
+    case("sort_stable_arg", lambda x: torch.sort(x, stable=True, dim=0), [D], opsets=(10, 13)),
+    case("sort_int", lambda x: torch.sort(x, -1), [DI], opsets=(10, 11, 13)),
+    case("sort_opset9_refused", lambda x: torch.sort(x), [D], opsets=(9,), expect="error:opset-too-old",
+         operator_export_type="ONNX"),
+    case("argsort", lambda x: torch.argsort(x, -1), [D], opsets=(10, 11, 13), dynamic={0: [2]}),
+    case("argsort_descending_dim0", lambda x: torch.argsort(x, 0, descending=True), [DI]),
+    case("topk", lambda x: torch.topk(x, 2), [D], opsets=(9, 10, 11, 13, 17), dynamic={0: [0, 1]}),
+    case("topk_smallest_dim", lambda x: torch.topk(x, 2, dim=1, largest=False), [D], opsets=(9, 10, 11, 13)),
+    case("topk_int", lambda x: torch.topk(x, 3, dim=0), [DI], opsets=(9, 11, 13)),
+    case("topk_dynamic_k", lambda x: torch.topk(x, x.size(2) // 2), [D], opsets=(10, 11, 13), dynamic={0: [2]}),
+    case("bucketize", lambda x, b: torch.bucketize(x, b), [T(3, 4), Npy(np.array([-1.0, 0.0, 0.5, 1.0],
+                                                                               dtype=np.float32))],
+         opsets=(9, 11, 13), dynamic={0: [0, 1]}),
+    case("bucketize_right_int32", lambda x, b: torch.bucketize(x, b, out_int32=True, right=True),
+         [Npy(np.array([[-1, 0, 1, 2, 7]], dtype=np.int64)), Npy(np.array([-1, 1, 2, 5], dtype=np.int64))]),
+    case("bucketize_ties_left", lambda x, b: torch.bucketize(x, b), [Npy(np.array([-1.0, 0.0, 0.5, 3.0], dtype=np.float32)),
+                                                                    Npy(np.array([-1.0, 0.0, 0.5, 1.0], dtype=np.float32))]),
+]
