@@ -24,3 +24,22 @@ CASES = [
     case("softplus", nn.Softplus(beta=2.0), [T(3, 7)]),
     case("prelu", nn.PReLU(4), [T(2, 4, 3, 3)]),
 ]
+
+CASES += [
+    case("glu", nn.GLU(), [T(2, 3, 6)], opsets=(9, 13, 17), dynamic={0: [0, 1]}),
+    case("glu_dim0", lambda x: F.glu(x, 0), [T(4, 3)]),
+    case("hardshrink", nn.Hardshrink(0.3), [T(3, 7)], opsets=(9, 13)),
+    case("softshrink", nn.Softshrink(0.4), [T(3, 7)], opsets=(9, 13)),
+    case("tanhshrink", nn.Tanhshrink(), [T(3, 7)]),
+    case("threshold", nn.Threshold(0.1, 20.0), [T(3, 7)], opsets=(9, 13)),
+    case("threshold_int", lambda x: F.threshold(x, 2, -1), [T(3, 4, dtype="int64", fill="arange")]),
+    case("log_sigmoid", nn.LogSigmoid(), [T(3, 7)], opsets=(9, 13)),
+    case("mish", nn.Mish(), [T(3, 7)], opsets=(9, 13)),
+    case("selu", nn.SELU(), [T(3, 7)], opsets=(9, 13)),
+    case("celu", nn.CELU(2.0), [T(3, 7)], opsets=(9, 11, 12, 13)),
+    case("celu_default_f64", nn.CELU(), [T(3, 7, dtype="float64")], opsets=(11, 13)),
+    case("rrelu_eval", nn.RReLU(0.1, 0.3), [T(3, 7)], opsets=(9, 13)),
+    case("rrelu_training_refused", lambda x: F.rrelu(x, 0.1, 0.3, training=True), [T(3, 7)], opsets=(13,),
+         expect="error:unsupported-form", operator_export_type="ONNX"),
+    case("softsign", nn.Softsign(), [T(3, 7)]),
+]

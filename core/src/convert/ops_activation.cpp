@@ -143,6 +143,96 @@ Status convertPrelu(Context& ctx, const Node& n) {
   return bindOut(ctx, n, ctx.emit1("PRelu", {x, w}));
 }
 
+// glu(self, dim=-1): first half * sigmoid(second half), halves by an even Split.
+Status convertGlu(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  int64_t dim = -1;
+  if (n.inputs.size() > 1) { OXPORT_ASSIGN(dim, ctx.constInt(n.input(1))); }
+  const int64_t axis = ctx.normDim(dim, ctx.rank(n.input(0)));
+  auto halves = ctx.emit("Split", {x}, 2, {attrInt("axis", axis)});
+  return bindOut(ctx, n, ctx.emit1("Mul", {halves[0], ctx.emit1("Sigmoid", {halves[1]})}));
+}
+
+Result<double> scalarArg(Context& ctx, const Node& n, size_t i, double dflt) {
+  if (n.inputs.size() <= i || ctx.isNone(n.input(i))) return dflt;
+  return ctx.constDouble(n.input(i));
+}
+
+// hardshrink(self, lambd=0.5): x where |x| > lambd, else 0.
+Status convertHardshrink(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(double l, scalarArg(ctx, n, 1, 0.5));
+  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  const DType dt = ctx.dtype(n.input(0));
+  std::string keep = ctx.emit1("Greater", {ctx.emit1("Abs", {x}), ctx.constScalar(l, dt)});
+  return bindOut(ctx, n, ctx.emit1("Where", {keep, x, ctx.constScalar(0, dt)}));
+}
+
+// softshrink(self, lambd=0.5): x - lambd above lambd, x + lambd below -lambd, else 0.
+Status convertSoftshrink(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(double l, scalarArg(ctx, n, 1, 0.5));
+  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  const DType dt = ctx.dtype(n.input(0));
+  std::string lp = ctx.constScalar(l, dt), ln = ctx.constScalar(-l, dt), zero = ctx.constScalar(0, dt);
+  std::string low = ctx.emit1("Where", {ctx.emit1("Less", {x, ln}), ctx.emit1("Add", {x, lp}), zero});
+  return bindOut(ctx, n, ctx.emit1("Where", {ctx.emit1("Greater", {x, lp}), ctx.emit1("Sub", {x, lp}), low}));
+}
+
+Status convertTanhshrink(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  return bindOut(ctx, n, ctx.emit1("Sub", {x, ctx.emit1("Tanh", {x})}));
+}
+
+// threshold(self, threshold, value): x where x > threshold, else value.
+Status convertThreshold(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  const DType dt = ctx.dtype(n.input(0));
+  OXPORT_ASSIGN(std::string th, ctx.tensorOfType(n.input(1), dt));
+  OXPORT_ASSIGN(std::string v, ctx.tensorOfType(n.input(2), dt));
+  return bindOut(ctx, n, ctx.emit1("Where", {ctx.emit1("Greater", {x, th}), x, v}));
+}
+
+// log_sigmoid(x) = -softplus(-x)
+Status convertLogSigmoid(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  return bindOut(ctx, n, ctx.emit1("Neg", {ctx.emit1("Softplus", {ctx.emit1("Neg", {x})})}));
+}
+
+// mish(x) = x * tanh(softplus(x))
+Status convertMish(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  return bindOut(ctx, n, ctx.emit1("Mul", {x, ctx.emit1("Tanh", {ctx.emit1("Softplus", {x})})}));
+}
+
+// celu(self, alpha=1): Celu from opset 12 (float32); otherwise alpha * elu(x / alpha).
+Status convertCelu(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(double alpha, scalarArg(ctx, n, 1, 1.0));
+  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  const DType dt = ctx.dtype(n.input(0));
+  if (ctx.opset() >= 12 && dt == DType::Float32)
+    return bindOut(ctx, n, ctx.emit1("Celu", {x}, {attrFloat("alpha", static_cast<float>(alpha))}));
+  if (dt == DType::Float32) {
+    std::string e = ctx.emit1("Elu", {ctx.emit1("Div", {x, ctx.constScalar(alpha, dt)})}, {attrFloat("alpha", 1.0f)});
+    return bindOut(ctx, n, ctx.emit1("Mul", {e, ctx.constScalar(alpha, dt)}));
+  }
+  // ONNX Runtime's Elu is float32 only: x > 0 ? x : alpha * (exp(x / alpha) - 1).
+  std::string ex = ctx.emit1("Exp", {ctx.emit1("Div", {x, ctx.constScalar(alpha, dt)})});
+  std::string neg = ctx.emit1("Mul", {ctx.emit1("Sub", {ex, ctx.constScalar(1, dt)}), ctx.constScalar(alpha, dt)});
+  return bindOut(ctx, n, ctx.emit1("Where", {ctx.emit1("Greater", {x, ctx.constScalar(0, dt)}), x, neg}));
+}
+
+// rrelu(self, lower, upper, training, generator): in eval a leaky relu of slope (lower+upper)/2.
+Status convertRrelu(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(double lower, scalarArg(ctx, n, 1, 1.0 / 8.0));
+  OXPORT_ASSIGN(double upper, scalarArg(ctx, n, 2, 1.0 / 3.0));
+  bool training = false;
+  if (n.inputs.size() > 3) { OXPORT_ASSIGN(training, ctx.constBool(n.input(3))); }
+  if (training)
+    return ctx.error("unsupported-form", "rrelu in training mode draws random slopes, which ONNX cannot express",
+                     "export the model in eval mode (model.eval()) so rrelu uses its fixed slope");
+  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  return bindOut(ctx, n, ctx.emit1("LeakyRelu", {x}, {attrFloat("alpha", static_cast<float>((lower + upper) / 2))}));
+}
+
 }  // namespace
 
 void registerActivationOps(Registry& r) {
@@ -163,6 +253,17 @@ void registerActivationOps(Registry& r) {
   addAll(r, {"aten::elu", "aten::elu_"}, convertElu);
   r.add("aten::softplus", convertSoftplus);
   r.add("aten::prelu", convertPrelu);
+  r.add("aten::glu", convertGlu);
+  addAll(r, {"aten::hardshrink", "aten::hardshrink_"}, convertHardshrink);
+  addAll(r, {"aten::softshrink", "aten::softshrink_"}, convertSoftshrink);
+  r.add("aten::tanhshrink", convertTanhshrink);
+  addAll(r, {"aten::threshold", "aten::threshold_"}, convertThreshold);
+  r.add("aten::log_sigmoid", convertLogSigmoid);
+  addAll(r, {"aten::mish", "aten::mish_"}, convertMish);
+  addAll(r, {"aten::selu", "aten::selu_"}, unary("Selu"));
+  addAll(r, {"aten::celu", "aten::celu_"}, convertCelu);
+  addAll(r, {"aten::rrelu", "aten::rrelu_"}, convertRrelu);
+  r.add("aten::softsign", unary("Softsign"));
 }
 
 }  // namespace oxport::convert
