@@ -161,6 +161,8 @@ for t in ["ONNX", "ONNX_FALLTHROUGH", "ONNX_ATEN_FALLBACK"]:
              ["input_count", "init_inputs", "initializer_count"])
 # oxport writes the scalar 2 as an initializer (listed as an input, keep_initializers_as_inputs
 # being None) and a Cast of it, where torch.onnx writes a float Constant node.
+# verbose changes doc_strings only (torch.onnx: a Python stack trace; oxport: op, module, line).
+case("verbose", "net", NET_ARGS, {"verbose": True}, COMMON + ["input_dims", "output_dims", "initializer_count"])
 case("no_folding", "net", NET_ARGS, {"do_constant_folding": False},
      ["opsets", "has_ops:Conv,Gemm,Mul,Transpose,MatMul,Add", "param_names"])
 case("export_params_false", "plain", NET_ARGS, {"export_params": False},
@@ -269,7 +271,7 @@ def torch_export(model, c, path):
     f = io.BytesIO()
     torch.onnx.export(
         model, tuple(args), f,
-        export_params=o.get("export_params", True),
+        export_params=o.get("export_params", True), verbose=o.get("verbose", False),
         training=getattr(TM, o.get("training", "EVAL")),
         input_names=o.get("input_names"), output_names=o.get("output_names"),
         operator_export_type=getattr(OET, o.get("operator_export_type", "ONNX_FALLTHROUGH")),
