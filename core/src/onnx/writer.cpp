@@ -37,7 +37,11 @@ void fillValueInfo(::onnx::ValueInfoProto* p, const ValueInfo& vi) {
   fillType(p->mutable_type(), vi);
 }
 
-void fillGraph(::onnx::GraphProto* gp, const Graph& g);
+void fillGraph(::onnx::GraphProto* gp, const Graph& g, bool stream_weights = false);
+
+// Initializers of at least this size are not copied into the message by writeModel: their bytes
+// go from the HostTensor straight to the file (inline, or to the external data file).
+constexpr size_t kStreamedBytes = 1024;
 
 void fillAttribute(::onnx::AttributeProto* ap, const Attribute& a) {
   ap->set_name(a.name);
@@ -73,7 +77,7 @@ void fillAttribute(::onnx::AttributeProto* ap, const Attribute& a) {
       a.value);
 }
 
-void fillGraph(::onnx::GraphProto* gp, const Graph& g) {
+void fillGraph(::onnx::GraphProto* gp, const Graph& g, bool stream_weights) {
   gp->set_name(g.name);
   if (!g.doc_string.empty()) gp->set_doc_string(g.doc_string);
   for (const auto& n : g.nodes) {
@@ -89,10 +93,16 @@ void fillGraph(::onnx::GraphProto* gp, const Graph& g) {
   for (const auto& vi : g.inputs) fillValueInfo(gp->add_input(), vi);
   for (const auto& vi : g.outputs) fillValueInfo(gp->add_output(), vi);
   for (const auto& vi : g.value_info) fillValueInfo(gp->add_value_info(), vi);
-  for (const auto& init : g.initializers) fillTensor(gp->add_initializer(), init.name, init.tensor);
+  for (const auto& init : g.initializers) {
+    auto* tp = gp->add_initializer();
+    const bool streamed = stream_weights && init.tensor.nbytes >= kStreamedBytes;
+    fillTensor(tp, init.name, init.tensor, !streamed);
+    // One placeholder byte: the checker wants a data field and does not compare its size.
+    if (streamed) tp->set_raw_data(std::string(1, '\0'));
+  }
 }
 
-void fillModel(::onnx::ModelProto* mp, const Model& m) {
+void fillModel(::onnx::ModelProto* mp, const Model& m, bool stream_weights = false) {
   mp->set_ir_version(m.ir_version);
   mp->set_producer_name(m.producer_name);
   mp->set_producer_version(m.producer_version);
@@ -102,7 +112,84 @@ void fillModel(::onnx::ModelProto* mp, const Model& m) {
     op->set_domain(domain);
     op->set_version(version);
   }
-  fillGraph(mp->mutable_graph(), m.graph);
+  fillGraph(mp->mutable_graph(), m.graph, stream_weights);
+}
+
+void writeVarint(std::ostream& os, uint64_t v) {
+  char buf[10];
+  int n = 0;
+  do {
+    buf[n++] = static_cast<char>((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+    v >>= 7;
+  } while (v);
+  os.write(buf, n);
+}
+
+size_t varintSize(uint64_t v) {
+  size_t n = 1;
+  while (v > 0x7f) { v >>= 7; ++n; }
+  return n;
+}
+
+// Serializes `mp` (filled with stream_weights) to `os` with the raw_data of its streamed
+// initializers taken from the model's HostTensors, so the weights are never copied into the
+// message. Fields go out in field-number order, as protobuf writes them: the bytes equal
+// SerializeToOstream's of the message with the data inside. `mp` is taken apart.
+Status serializeStreamed(::onnx::ModelProto& mp, const Model& m, std::ostream& os, int64_t* bytes) {
+  // ModelProto: fields 1-6, then graph (7), then opset_import (8) and later fields.
+  ::onnx::GraphProto graph;
+  graph.Swap(mp.mutable_graph());
+  mp.clear_graph();
+  ::onnx::ModelProto model_tail;
+  model_tail.mutable_opset_import()->Swap(mp.mutable_opset_import());
+  model_tail.mutable_metadata_props()->Swap(mp.mutable_metadata_props());
+  model_tail.mutable_training_info()->Swap(mp.mutable_training_info());
+  model_tail.mutable_functions()->Swap(mp.mutable_functions());
+  // GraphProto: node (1), name (2), then initializer (5), then doc_string (10) and later fields.
+  ::onnx::GraphProto graph_head;
+  graph_head.mutable_node()->Swap(graph.mutable_node());
+  if (graph.has_name()) graph_head.set_name(graph.name());
+  graph.clear_name();
+  google::protobuf::RepeatedPtrField<::onnx::TensorProto> inits;
+  inits.Swap(graph.mutable_initializer());
+
+  std::vector<std::string> heads(static_cast<size_t>(inits.size()));
+  std::vector<size_t> lens(heads.size());
+  uint64_t graph_len = graph_head.ByteSizeLong() + graph.ByteSizeLong();
+  for (int i = 0; i < inits.size(); ++i) {
+    auto& tp = *inits.Mutable(i);
+    const HostTensor& t = m.graph.initializers[static_cast<size_t>(i)].tensor;
+    const bool streamed = t.nbytes >= kStreamedBytes && tp.has_raw_data();
+    if (streamed) tp.clear_raw_data();
+    heads[static_cast<size_t>(i)] = tp.SerializeAsString();  // raw_data (9) follows name (8): order kept
+    size_t len = heads[static_cast<size_t>(i)].size();
+    if (streamed) len += 1 + varintSize(t.nbytes) + t.nbytes;
+    lens[static_cast<size_t>(i)] = len;
+    graph_len += 1 + varintSize(len) + len;
+  }
+
+  if (!mp.SerializeToOstream(&os)) return Error("write-failed", "serializing the ONNX model failed");
+  os.put(static_cast<char>((7 << 3) | 2));  // ModelProto.graph
+  writeVarint(os, graph_len);
+  if (!graph_head.SerializeToOstream(&os)) return Error("write-failed", "serializing the ONNX graph failed");
+  for (int i = 0; i < inits.size(); ++i) {
+    const HostTensor& t = m.graph.initializers[static_cast<size_t>(i)].tensor;
+    const std::string& head = heads[static_cast<size_t>(i)];
+    os.put(static_cast<char>((5 << 3) | 2));  // GraphProto.initializer
+    writeVarint(os, lens[static_cast<size_t>(i)]);
+    os.write(head.data(), static_cast<std::streamsize>(head.size()));
+    if (lens[static_cast<size_t>(i)] != head.size()) {
+      os.put(static_cast<char>((9 << 3) | 2));  // TensorProto.raw_data
+      writeVarint(os, t.nbytes);
+      os.write(static_cast<const char*>(t.data), static_cast<std::streamsize>(t.nbytes));
+    }
+  }
+  if (!graph.SerializeToOstream(&os) || !model_tail.SerializeToOstream(&os))
+    return Error("write-failed", "serializing the ONNX model failed");
+  if (!os) return Error("write-failed", "writing the ONNX model failed");
+  *bytes = static_cast<int64_t>(mp.ByteSizeLong() + 1 + varintSize(graph_len) + graph_len +
+                                model_tail.ByteSizeLong());
+  return okStatus();
 }
 
 // Structure-only copy for shape inference: initializers keep their dims but no data, so a large
@@ -174,8 +261,15 @@ Status inferOutputShapes(Model& model) {
 
 Result<WriteReport> writeModel(const Model& model, const OutputTarget& target, const WriteSettings& settings) {
   WriteReport report;
+  for (const auto& init : model.graph.initializers)
+    if (init.tensor.nbytes >= kStreamedBytes &&
+        (!init.tensor.data || static_cast<size_t>(init.tensor.numel()) * dtypeSize(init.tensor.dtype) != init.tensor.nbytes))
+      return Error("internal", "initializer " + init.name + " has " + std::to_string(init.tensor.nbytes) +
+                                   " bytes of data for its shape " + init.tensor.shapeString(),
+                   "this is a bug in oxport; please report it with the model. Nothing was written.");
+  // Large weights are not copied into the message (see serializeStreamed).
   ::onnx::ModelProto mp;
-  fillModel(&mp, model);
+  fillModel(&mp, model, /*stream_weights=*/true);
   if (settings.check) {
     try {
       ::onnx::checker::check_model(mp);
@@ -211,9 +305,7 @@ Result<WriteReport> writeModel(const Model& model, const OutputTarget& target, c
                  "export to a file instead of a stream");
 
   if (target.stream) {
-    if (!mp.SerializeToOstream(target.stream))
-      return Error("write-failed", "serializing the ONNX model to the stream failed");
-    report.bytes = static_cast<int64_t>(mp.ByteSizeLong());
+    OXPORT_TRY(serializeStreamed(mp, model, *target.stream, &report.bytes));
     return report;
   }
 
@@ -227,7 +319,7 @@ Result<WriteReport> writeModel(const Model& model, const OutputTarget& target, c
     int64_t offset = 0;
     for (int i = 0; i < gp->initializer_size(); ++i) {
       const auto& t = model.graph.initializers[static_cast<size_t>(i)].tensor;
-      if (t.nbytes < 1024) continue;
+      if (t.nbytes < kStreamedBytes) continue;
       offset = (offset + 4095) / 4096 * 4096;
       moved.emplace_back(i, offset);
       offset += static_cast<int64_t>(t.nbytes);
@@ -264,8 +356,8 @@ Result<WriteReport> writeModel(const Model& model, const OutputTarget& target, c
   }
 
   Status s = writeFileAtomically(target.file, [&](std::ostream& os) -> Status {
-    if (!mp.SerializeToOstream(&os)) return Error("write-failed", "serializing the ONNX model failed");
-    return okStatus();
+    int64_t written = 0;
+    return serializeStreamed(mp, model, os, &written);
   });
   if (!s.ok()) return s.error();
   std::error_code ec;
