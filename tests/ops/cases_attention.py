@@ -14,7 +14,9 @@ E, H, B, L = 32, 4, 2, 6
 
 # Key padding masks (True = padding) with at least one real key per row.
 KPM = np.array([[False] * L, [False] * (L - 2) + [True] * 2])
+# A float key padding mask: the fused path takes it as bool (non-zero = padding), not additive.
 KPM_FLOAT = np.where(KPM, -1e4, 0.0).astype(np.float32)
+KPM_FLOAT[0, 1] = 0.5
 CAUSAL = np.triu(np.ones((L, L), dtype=bool), k=1)
 
 
@@ -38,6 +40,19 @@ class SelfAttn(nn.Module):
             kw[kw.pop("mask_arg", "key_padding_mask")] = mask
         out, w = self.attn(x, x, x, **kw)
         return (out, w) if w is not None else out
+
+
+class NativeOp(nn.Module):
+    """Calls aten::_native_multi_head_attention directly, with a (B, heads, L, S) mask."""
+
+    def __init__(self):
+        super().__init__()
+        self.attn = frozen(nn.MultiheadAttention(E, H, batch_first=True))
+
+    def forward(self, x, mask):
+        a = self.attn
+        return torch._native_multi_head_attention(x, x, x, E, H, a.in_proj_weight, a.in_proj_bias,
+                                                  a.out_proj.weight, a.out_proj.bias, mask, True, False, 1)
 
 
 class CrossAttn(nn.Module):
@@ -67,6 +82,7 @@ CASES = [
     case("mha_fused_no_weights", SelfAttn(need_weights=False), [T(B, L, E)], dynamic={0: [0, 1]}),
     case("mha_fused_kpm_bool", SelfAttn(), [T(B, L, E), Npy(KPM)]),
     case("mha_fused_kpm_float", SelfAttn(), [T(B, L, E), Npy(KPM_FLOAT)]),
+    case("mha_native_4d_mask", NativeOp(), [T(B, L, E), Npy(np.broadcast_to(CAUSAL, (B, H, L, L)).copy())]),
     # aten::_transformer_encoder_layer_fwd
     case("encoder_layer_fused", Layer(), [T(B, L, E)], dynamic={0: [0, 1]}),
     case("encoder_layer_fused_gelu_norm_first", Layer(activation="gelu", norm_first=True), [T(B, L, E)],

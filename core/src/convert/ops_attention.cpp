@@ -1,8 +1,8 @@
 // PyTorch's fused attention fast paths, which torch.onnx (1.13) cannot export, decomposed into
 // standard ONNX: aten::_native_multi_head_attention (nn.MultiheadAttention self-attention under
 // torch.no_grad()) and aten::_transformer_encoder_layer_fwd (nn.TransformerEncoderLayer under
-// torch.no_grad(), post-norm or pre-norm, ReLU or exact GELU), with key padding masks (bool or
-// additive float) and attention masks.
+// torch.no_grad(), post-norm or pre-norm, ReLU or exact GELU), with key padding masks (bool, or
+// float taken as bool like PyTorch does) and (B, heads, L, S) masks.
 #include <cmath>
 #include <limits>
 
@@ -117,13 +117,10 @@ Result<MhaOut> attention(Context& ctx, const Mha& a, const std::string& q_in, co
     const int mrank = ctx.rank(a.mask);
     if (mrank == 2 && a.mask_type == 1) m = ctx.unsqueeze(m, {1, 2});  // (B, 1, 1, S)
     else if (mrank == 3) m = ctx.unsqueeze(m, {1});                     // (B, 1, L, S)
-    if (ctx.dtype(a.mask) == DType::Bool) {
-      std::string ninf = ctx.constScalar(-std::numeric_limits<double>::infinity(), dt);
-      scores = ctx.emit1("Where", {m, ninf, scores});
-    } else {
-      if (ctx.dtype(a.mask) != dt) m = ctx.cast(m, dt);
-      scores = ctx.emit1("Add", {scores, m});
-    }
+    // PyTorch's masked softmax takes any non-bool mask as bool (non-zero = masked), not additive.
+    if (ctx.dtype(a.mask) != DType::Bool) m = ctx.cast(m, DType::Bool);
+    std::string ninf = ctx.constScalar(-std::numeric_limits<double>::infinity(), dt);
+    scores = ctx.emit1("Where", {m, ninf, scores});
   }
   MhaOut o;
   o.weights = ctx.emit1("Softmax", {scores}, {attrInt("axis", ctx.opset() >= 13 ? -1 : 3)});
