@@ -425,6 +425,7 @@ TEST(OperatorExportType, OnnxListsEveryUnsupportedOp) {
     kinds.insert(d.node_kind);
     paths.insert(d.module_path);
     EXPECT_TRUE(d.location.known()) << d.toString();
+    EXPECT_EQ(d.option, "operator_export_type");
   }
   EXPECT_TRUE(kinds.count("aten::searchsorted")) << err.message();
   EXPECT_TRUE(kinds.count("aten::histc")) << err.message();

@@ -323,7 +323,16 @@ Result<ExportResult> Model::exportOnnx(const ExportOptions& options, const Outpu
     std::vector<const ts::Node*> nodes(g.nodes.begin(), g.nodes.end());
     Status s = convert::convertNodes(ctx, nodes, result.diagnostics, &progress, &cancel);
     ctx.setCurrent(nullptr);
-    if (!s.ok()) return s.error();
+    if (!s.ok()) {
+      // With ONNX, an op without a standard form is refused because of operator_export_type
+      // (ONNX_FALLTHROUGH or ONNX_ATEN_FALLBACK would keep it): say so in the diagnostic.
+      std::vector<Diagnostic> ds = s.error().diagnostics();
+      if (options.operator_export_type == OperatorExportType::Onnx)
+        for (auto& d : ds)
+          if (d.option.empty() && (d.code == "unsupported-op" || d.code == "unsupported-form"))
+            d.option = "operator_export_type";
+      return Error(ds);
+    }
   }
 
   // ---- outputs
