@@ -59,6 +59,7 @@ const Registry& builtinRegistry() {
         {"tensor", registerTensorOps},         {"reduce", registerReduceOps},
         {"math", registerMathOps},             {"sort", registerSortOps},
         {"index", registerIndexOps},
+        {"resize", registerResizeOps},
         {"rnn", registerRnnOps},               {"attention", registerAttentionOps},
     };
     for (const auto& f : families) {

@@ -54,6 +54,7 @@ void registerLinearOps(Registry& r);
 void registerShapeOps(Registry& r);
 void registerTensorOps(Registry& r);
 void registerIndexOps(Registry& r);    // ops_index.cpp
+void registerResizeOps(Registry& r);   // ops_resize.cpp: padding and upsampling
 void registerReduceOps(Registry& r);
 void registerMathOps(Registry& r);  // ops_math.cpp: fused arithmetic, modulo, logs, distances, small linalg
 void registerSortOps(Registry& r);  // ops_sort.cpp: sort, argsort, topk, bucketize

@@ -1,0 +1,220 @@
+// Padding (constant_pad_nd/pad, reflection/replication pads, circular) and resizing
+// (upsample_* as traced from F.interpolate): Pad/Resize from opset 11, their attribute forms
+// (Pad-2, Upsample-9, Resize-10) before, where those mean the same.
+#include <limits>
+
+#include "convert/registry.h"
+#include "convert/util.h"
+
+namespace oxport::convert {
+
+namespace {
+
+constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
+
+// ---- padding
+
+// PyTorch's pad list (last dim first, begin/end pairs) as ONNX pads (every dim's begin, then
+// every dim's end). A dynamic list is reordered with Gathers (opset 11+).
+Result<std::string> onnxPads(Context& ctx, const Value* pad_v, int rank, std::vector<int64_t>* static_pads) {
+  if (auto p = ctx.constInts(pad_v); p.ok()) {
+    const auto& pad = *p;
+    if (pad.size() % 2 || static_cast<int>(pad.size() / 2) > rank)
+      return ctx.error("bad-argument", "pad list of length " + std::to_string(pad.size()) + " for rank " + std::to_string(rank));
+    std::vector<int64_t> out(static_cast<size_t>(2 * rank), 0);
+    for (size_t i = 0; i < pad.size() / 2; ++i) {
+      const size_t d = static_cast<size_t>(rank) - 1 - i;
+      out[d] = pad[2 * i];
+      out[d + static_cast<size_t>(rank)] = pad[2 * i + 1];
+    }
+    *static_pads = out;
+    return ctx.constInt64s(out);
+  }
+  if (ctx.opset() < 11) return ctx.needsOpset(11, "padding by amounts computed from the inputs (Pad with a pads input)");
+  size_t len = pad_v->producer && pad_v->producer->kind == "prim::ListConstruct" ? pad_v->producer->inputs.size() : 0;
+  if (len == 0 || len % 2) return ctx.error("unsupported-form", "a pad list of unknown length");
+  OXPORT_ASSIGN(std::string p, ctx.intsTensor(pad_v));
+  const int k = static_cast<int>(len / 2);
+  std::vector<int64_t> begins, ends;
+  for (int d = rank - k; d < rank; ++d) {
+    begins.push_back(2 * (rank - 1 - d));
+    ends.push_back(2 * (rank - 1 - d) + 1);
+  }
+  std::vector<std::string> parts;
+  std::string zeros = rank > k ? ctx.constInt64s(std::vector<int64_t>(static_cast<size_t>(rank - k), 0)) : "";
+  if (!zeros.empty()) parts.push_back(zeros);
+  parts.push_back(ctx.emit1("Gather", {p, ctx.constInt64s(begins)}, {attrInt("axis", 0)}));
+  if (!zeros.empty()) parts.push_back(zeros);
+  parts.push_back(ctx.emit1("Gather", {p, ctx.constInt64s(ends)}, {attrInt("axis", 0)}));
+  return ctx.emit1("Concat", parts, {attrInt("axis", 0)});
+}
+
+// A Pad in the opset's form; mode "constant", "reflect" or "edge".
+Result<std::string> emitPad(Context& ctx, const Node& n, const std::string& mode, double value) {
+  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  const int rank = ctx.rank(n.input(0));
+  std::vector<int64_t> static_pads;
+  OXPORT_ASSIGN(std::string pads, onnxPads(ctx, n.input(1), rank, &static_pads));
+  if (ctx.opset() < 11) {
+    for (auto p : static_pads)
+      if (p < 0 && mode != "constant") return ctx.needsOpset(11, "negative reflect/replicate padding");
+    std::vector<Attribute> attrs{attrInts("pads", static_pads), attrString("mode", mode)};
+    if (mode == "constant") attrs.push_back(attrFloat("value", static_cast<float>(value)));
+    return ctx.emit1("Pad", {x}, std::move(attrs));
+  }
+  std::vector<std::string> in{x, pads};
+  if (mode == "constant") in.push_back(ctx.constScalar(value, ctx.dtype(n.input(0))));
+  return ctx.emit1("Pad", in, {attrString("mode", mode)});
+}
+
+// Circular padding: per padded dim, the tail slice in front and the head slice behind.
+Result<std::string> circularPad(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  const int rank = ctx.rank(n.input(0));
+  OXPORT_ASSIGN(auto pad, ctx.constInts(n.input(1)));
+  std::string y = x;
+  for (size_t i = 0; i < pad.size() / 2; ++i) {
+    const int64_t d = rank - 1 - static_cast<int64_t>(i);
+    const int64_t b = pad[2 * i], e = pad[2 * i + 1];
+    if (b < 0 || e < 0) return ctx.error("unsupported-form", "negative circular padding");
+    std::vector<std::string> parts;
+    if (b > 0) parts.push_back(ctx.slice(y, {-b}, {kInt64Max}, {d}));
+    parts.push_back(y);
+    if (e > 0) parts.push_back(ctx.slice(y, {0}, {e}, {d}));
+    if (parts.size() > 1) y = ctx.emit1("Concat", parts, {attrInt("axis", d)});
+  }
+  return y;
+}
+
+// constant_pad_nd(self, pad, value)
+Status convertConstantPad(Context& ctx, const Node& n) {
+  double value = 0;
+  if (n.inputs.size() > 2 && !ctx.isNone(n.input(2))) { OXPORT_ASSIGN(value, ctx.constDouble(n.input(2))); }
+  OXPORT_ASSIGN(std::string out, emitPad(ctx, n, "constant", value));
+  return bindOut(ctx, n, out);
+}
+
+// pad(self, pad, mode, value)
+Status convertPad(Context& ctx, const Node& n) {
+  std::string mode = "constant";
+  if (n.inputs.size() > 2 && !ctx.isNone(n.input(2))) { OXPORT_ASSIGN(mode, ctx.constString(n.input(2))); }
+  double value = 0;
+  if (n.inputs.size() > 3 && !ctx.isNone(n.input(3))) { OXPORT_ASSIGN(value, ctx.constDouble(n.input(3))); }
+  std::string out;
+  if (mode == "constant") { OXPORT_ASSIGN(out, emitPad(ctx, n, "constant", value)); }
+  else if (mode == "reflect") { OXPORT_ASSIGN(out, emitPad(ctx, n, "reflect", 0)); }
+  else if (mode == "replicate") { OXPORT_ASSIGN(out, emitPad(ctx, n, "edge", 0)); }
+  else if (mode == "circular") { OXPORT_ASSIGN(out, circularPad(ctx, n)); }
+  else return ctx.error("unsupported-form", "pad mode '" + mode + "'");
+  return bindOut(ctx, n, out);
+}
+
+ConvertFn padMode(const std::string& mode) {
+  return [mode](Context& ctx, const Node& n) -> Status {
+    std::string out;
+    if (mode == "circular") { OXPORT_ASSIGN(out, circularPad(ctx, n)); }
+    else { OXPORT_ASSIGN(out, emitPad(ctx, n, mode, 0)); }
+    return bindOut(ctx, n, out);
+  };
+}
+
+// ---- resizing
+
+enum class Interp { Nearest, Linear, Cubic };
+
+// upsample_<mode>(input, output_size?, [align_corners,] scale_factors? | scales...): the output
+// size when given (it wins in PyTorch), else the scale factors.
+ConvertFn upsampleOp(Interp interp, int spatial) {
+  return [interp, spatial](Context& ctx, const Node& n) -> Status {
+    OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+    const int rank = ctx.rank(n.input(0));
+    if (rank != spatial + 2) return ctx.error("unsupported-form", "upsampling a tensor of rank " + std::to_string(rank));
+    bool align = false;
+    size_t scale_at = 2;
+    if (interp != Interp::Nearest) {
+      OXPORT_ASSIGN(align, ctx.constBool(n.input(2)));
+      scale_at = 3;
+    }
+    const Value* size_v = n.input(1);
+    std::vector<double> scales;
+    if (ctx.isNone(size_v)) {
+      // The .vec overload: one list of scale factors; the other overload: one optional float per dim.
+      if (n.inputs.size() == scale_at + 1 && !ctx.isNone(n.input(scale_at)) &&
+          n.input(scale_at)->type == ts::ValueType::List) {
+        OXPORT_ASSIGN(scales, ctx.constDoubles(n.input(scale_at)));
+      } else {
+        for (size_t i = scale_at; i < n.inputs.size(); ++i) {
+          if (ctx.isNone(n.input(i))) return ctx.error("unsupported-form", "upsampling without a size or a scale");
+          OXPORT_ASSIGN(double s, ctx.constDouble(n.input(i)));
+          scales.push_back(s);
+        }
+      }
+      if (scales.size() == 1) scales.assign(static_cast<size_t>(spatial), scales[0]);
+    }
+    if (interp != Interp::Nearest && ctx.opset() < 11)
+      return ctx.needsOpset(11, std::string(interp == Interp::Cubic ? "bicubic" : "linear") +
+                                    " resizing with PyTorch's coordinates (Resize coordinate_transformation_mode)");
+    // Linear 1-D runs as 2-D over a unit height (ONNX Runtime's linear Resize wants 2-D or 3-D spatial).
+    const bool lift = interp == Interp::Linear && spatial == 1;
+    std::string xin = lift ? ctx.unsqueeze(x, {2}) : x;
+    const int r = lift ? rank + 1 : rank;
+    std::string sizes, scale_t;
+    if (scales.empty()) {
+      OXPORT_ASSIGN(std::string os, ctx.intsTensor(size_v));
+      // The leading (N, C) sizes by Gather: ONNX Runtime's shape inference reads a Slice of a
+      // Shape feeding Resize's sizes as empty and rejects the model.
+      std::vector<int64_t> lead;
+      for (int i = 0; i < r - spatial; ++i) lead.push_back(i);
+      std::vector<std::string> parts{ctx.emit1("Gather", {ctx.shapeOf(xin), ctx.constInt64s(lead)}, {attrInt("axis", 0)}), os};
+      sizes = ctx.emit1("Concat", parts, {attrInt("axis", 0)});
+    } else {
+      std::vector<float> s(static_cast<size_t>(r - spatial), 1.0f);
+      for (double v : scales) s.push_back(static_cast<float>(v));
+      scale_t = ctx.constant(HostTensor::fromVector<float>(DType::Float32, {static_cast<int64_t>(s.size())}, s));
+    }
+    std::string out;
+    if (ctx.opset() < 11) {
+      if (!sizes.empty()) {
+        scale_t = ctx.emit1("Div", {ctx.cast(sizes, DType::Float32), ctx.cast(ctx.shapeOf(xin), DType::Float32)});
+      }
+      out = ctx.emit1(ctx.opset() >= 10 ? "Resize" : "Upsample", {xin, scale_t}, {attrString("mode", "nearest")});
+    } else {
+      std::vector<Attribute> attrs;
+      if (interp == Interp::Nearest) {
+        attrs = {attrString("mode", "nearest"), attrString("coordinate_transformation_mode", "asymmetric"),
+                 attrString("nearest_mode", "floor")};
+      } else {
+        attrs = {attrString("mode", interp == Interp::Cubic ? "cubic" : "linear"),
+                 attrString("coordinate_transformation_mode", align ? "align_corners" : "pytorch_half_pixel")};
+        if (interp == Interp::Cubic) attrs.push_back(attrFloat("cubic_coeff_a", -0.75f));
+      }
+      // roi as an empty tensor in every opset (omitted from 13 on, ONNX Runtime's shape inference
+      // reads sizes computed at run time as empty); scales omitted from 13 when sizes are given.
+      std::string empty = ctx.constant(HostTensor::fromVector<float>(DType::Float32, {0}, {}));
+      std::vector<std::string> in{xin, empty, scale_t.empty() ? (ctx.opset() >= 13 ? std::string() : empty) : scale_t};
+      if (!sizes.empty()) in.push_back(sizes);
+      out = ctx.emit1("Resize", in, std::move(attrs));
+    }
+    if (lift) out = ctx.squeeze(out, {2});
+    return bindOut(ctx, n, out);
+  };
+}
+
+}  // namespace
+
+void registerResizeOps(Registry& r) {
+  r.add("aten::constant_pad_nd", convertConstantPad);
+  r.add("aten::pad", convertPad);
+  addAll(r, {"aten::reflection_pad1d", "aten::reflection_pad2d", "aten::reflection_pad3d"}, padMode("reflect"));
+  addAll(r, {"aten::replication_pad1d", "aten::replication_pad2d", "aten::replication_pad3d"}, padMode("edge"));
+  r.add("aten::_pad_circular", padMode("circular"));
+  r.add("aten::upsample_nearest1d", upsampleOp(Interp::Nearest, 1));
+  r.add("aten::upsample_nearest2d", upsampleOp(Interp::Nearest, 2));
+  r.add("aten::upsample_nearest3d", upsampleOp(Interp::Nearest, 3));
+  r.add("aten::upsample_linear1d", upsampleOp(Interp::Linear, 1));
+  r.add("aten::upsample_bilinear2d", upsampleOp(Interp::Linear, 2));
+  r.add("aten::upsample_trilinear3d", upsampleOp(Interp::Linear, 3));
+  r.add("aten::upsample_bicubic2d", upsampleOp(Interp::Cubic, 2));
+}
+
+}  // namespace oxport::convert

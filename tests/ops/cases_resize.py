@@ -1,0 +1,47 @@
+"""Resizing (F.interpolate -> upsample_*): nearest/linear/bilinear/bicubic/trilinear, align_corners
+both ways, scale factor vs size, dynamic spatial axes; opset 9/10 only where their forms agree."""
+import torch
+import torch.nn.functional as F
+
+from optest import T, case
+
+CASES = [
+    case("upsample_nearest2d_scale", lambda x: F.interpolate(x, scale_factor=2), [T(1, 2, 3, 4)],
+         opsets=(9, 10, 11, 13, 17), dynamic={0: [0, 2, 3]}),
+    case("upsample_nearest2d_size", lambda x: F.interpolate(x, size=(5, 7)), [T(1, 2, 3, 4)], opsets=(11, 13, 17),
+         dynamic={0: [0, 2, 3]}),
+    case("upsample_nearest2d_size_integral_opset9", lambda x: F.interpolate(x, size=(6, 8)), [T(1, 2, 3, 4)],
+         opsets=(9, 10)),
+    case("upsample_nearest2d_fractional_scale", lambda x: F.interpolate(x, scale_factor=1.5), [T(1, 1, 4, 6)],
+         opsets=(11, 13)),
+    case("upsample_nearest2d_downscale", lambda x: F.interpolate(x, scale_factor=0.5), [T(1, 1, 6, 8)], opsets=(11, 13)),
+    case("upsample_nearest1d", lambda x: F.interpolate(x, scale_factor=3), [T(2, 3, 4)], opsets=(9, 11, 13)),
+    case("upsample_nearest3d", lambda x: F.interpolate(x, size=(4, 2, 6)), [T(1, 1, 2, 2, 3)], opsets=(11, 13)),
+    # Sizes computed at run time: opset 11/12 only for now. The opset-13 form (roi given, scales
+    # omitted) passes the ONNX checker and strict shape inference, but ONNX Runtime 1.20 refuses to
+    # load it ("Number of elements of input 'sizes' (0)"): open.
+    case("upsample_nearest_dynamic_size", lambda x, y: F.interpolate(x, size=y.shape[-2:]), [T(1, 2, 3, 4), T(5, 7)],
+         opsets=(11, 12), dynamic={1: [0, 1]}),
+    case("upsample_recompute_scale", lambda x: F.interpolate(x, scale_factor=1.7, recompute_scale_factor=True),
+         [T(1, 1, 4, 5)], opsets=(11, 12)),
+    case("upsample_linear1d", lambda x: F.interpolate(x, scale_factor=2, mode="linear"), [T(1, 2, 5)], opsets=(11, 13, 17)),
+    case("upsample_linear1d_align", lambda x: F.interpolate(x, size=9, mode="linear", align_corners=True), [T(1, 2, 5)],
+         opsets=(11, 13)),
+    case("upsample_bilinear2d", lambda x: F.interpolate(x, scale_factor=2, mode="bilinear"), [T(1, 2, 3, 4)],
+         opsets=(11, 13, 17), dynamic={0: [2, 3]}),
+    case("upsample_bilinear2d_align_size", lambda x: F.interpolate(x, size=(5, 7), mode="bilinear", align_corners=True),
+         [T(1, 2, 3, 4)], opsets=(11, 13, 17), dynamic={0: [0, 2, 3]}),
+    case("upsample_bilinear2d_down", lambda x: F.interpolate(x, size=(3, 2), mode="bilinear"), [T(1, 2, 6, 5)],
+         opsets=(11, 13)),
+    case("upsample_bicubic2d", lambda x: F.interpolate(x, scale_factor=2, mode="bicubic"), [T(1, 2, 4, 4)],
+         opsets=(11, 13, 17), tolerance=1e-3),
+    case("upsample_bicubic2d_align", lambda x: F.interpolate(x, size=(7, 5), mode="bicubic", align_corners=True),
+         [T(1, 1, 4, 3)], opsets=(11, 13), tolerance=1e-3),
+    case("upsample_trilinear3d", lambda x: F.interpolate(x, scale_factor=2, mode="trilinear"), [T(1, 1, 2, 3, 2)],
+         opsets=(11, 13)),
+    case("upsample_trilinear3d_align", lambda x: F.interpolate(x, size=(3, 4, 5), mode="trilinear", align_corners=True),
+         [T(1, 1, 2, 3, 2)], opsets=(11, 13)),
+    case("upsample_bilinear_opset10", lambda x: F.interpolate(x, scale_factor=2, mode="bilinear"), [T(1, 1, 2, 2)],
+         opsets=(9, 10), expect="error:opset-too-old", operator_export_type="ONNX"),
+    case("upsample_module", torch.nn.Upsample(scale_factor=2, mode="nearest"), [T(1, 3, 2, 2)], opsets=(9, 11, 13)),
+]
