@@ -4,6 +4,12 @@ import torch
 from optest import Npy, T, case
 
 ALL = (9, 11, 13, 17)
+
+
+class ScriptedReductions(torch.nn.Module):
+    def forward(self, x):
+        v, i = x.max(1)
+        return x.sum(1, keepdim=True).squeeze(1) + x.std(-1) + x.amin(-1) + v + i + x.norm(p=1, dim=1)
 # Distinct values (no ties) for argmax/argmin and max/min indices.
 DISTINCT = Npy(np.random.RandomState(1).permutation(24).reshape(2, 3, 4).astype(np.float32) - 11.5)
 DISTINCT_INT = Npy(np.random.RandomState(2).permutation(24).reshape(2, 3, 4).astype(np.int64) - 7)
@@ -95,4 +101,8 @@ CASES = [
     case("cumsum_bool", lambda x: (x > 0).cumsum(0), [T(3, 4)]),
     case("cumsum_opset9_refused", lambda x: x.cumsum(0), [T(3, 4)], opsets=(9,), expect="error:opset-too-old",
          operator_export_type="ONNX"),
+    case("sum_float16", lambda x: x.sum(-1), [T(3, 4, dtype="float16")], opsets=(11, 13)),
+    case("max_other_bool", lambda a, b: torch.max(a > 0, b > 0), [T(3, 4), T(3, 4, seed=1)], opsets=(9, 13)),
+    case("norm_dtype_f64", lambda x: torch.linalg.vector_norm(x, 2, dim=1, dtype=torch.float64), [T(3, 4)]),
+    case("reductions_scripted", ScriptedReductions(), [T(3, 4)], script=True, opsets=(9, 13), dynamic={0: [0, 1]}),
 ]

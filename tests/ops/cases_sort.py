@@ -7,6 +7,15 @@ from optest import Npy, T, case
 D = Npy(np.random.RandomState(11).permutation(24).reshape(2, 3, 4).astype(np.float32) * 0.5 - 5)
 DI = Npy(np.random.RandomState(12).permutation(20).reshape(4, 5).astype(np.int64) - 9)
 
+
+
+class TopkHalf(torch.nn.Module):
+    """topk with k computed from the input's size (dynamic k)."""
+
+    def forward(self, x):
+        return torch.topk(x, x.size(2) // 2)
+
+
 CASES = [
     case("sort_last", lambda x: torch.sort(x), [D], opsets=(10, 11, 13, 17), dynamic={0: [0, 2]}),
     case("sort_descending_dim", lambda x: torch.sort(x, 1, descending=True), [D], opsets=(10, 11, 13)),
@@ -19,7 +28,7 @@ CASES = [
     case("topk", lambda x: torch.topk(x, 2), [D], opsets=(9, 10, 11, 13, 17), dynamic={0: [0, 1]}),
     case("topk_smallest_dim", lambda x: torch.topk(x, 2, dim=1, largest=False), [D], opsets=(9, 10, 11, 13)),
     case("topk_int", lambda x: torch.topk(x, 3, dim=0), [DI], opsets=(9, 11, 13)),
-    case("topk_dynamic_k", lambda x: torch.topk(x, x.size(2) // 2), [D], opsets=(10, 11, 13), dynamic={0: [2]}),
+    case("topk_dynamic_k", TopkHalf(), [D], opsets=(10, 11, 13), dynamic={0: [2]}),
     case("bucketize", lambda x, b: torch.bucketize(x, b), [T(3, 4), Npy(np.array([-1.0, 0.0, 0.5, 1.0],
                                                                                dtype=np.float32))],
          opsets=(9, 11, 13), dynamic={0: [0, 1]}),
@@ -27,4 +36,6 @@ CASES = [
          [Npy(np.array([[-1, 0, 1, 2, 7]], dtype=np.int64)), Npy(np.array([-1, 1, 2, 5], dtype=np.int64))]),
     case("bucketize_ties_left", lambda x, b: torch.bucketize(x, b), [Npy(np.array([-1.0, 0.0, 0.5, 3.0], dtype=np.float32)),
                                                                     Npy(np.array([-1.0, 0.0, 0.5, 1.0], dtype=np.float32))]),
+    case("topk_dynamic_k_opset9_refused", TopkHalf(), [D], opsets=(9,),
+         expect="error:opset-too-old", operator_export_type="ONNX"),
 ]
