@@ -12,6 +12,8 @@
 #include <QTextBrowser>
 #include <QVBoxLayout>
 
+#include <set>
+
 namespace oxport::studio {
 namespace {
 
@@ -161,7 +163,19 @@ void ExportPanel::showResult(const ExportResult& r) {
   row(tr("Nodes"), tr("%1 ONNX from %2 TorchScript").arg(s.onnx_nodes).arg(s.torch_nodes));
   row(tr("Initializers"), tr("%1 (%2)%3").arg(s.initializers).arg(loc.formattedDataSize(s.initializer_bytes))
                                .arg(s.external_data ? tr(", external data") : QString()));
-  row(tr("Inputs"), q([&] { std::string j; for (auto& n : r.input_names) j += (j.empty() ? "" : ", ") + n; return j; }()).toHtmlEscaped());
+  // Graph inputs; initializers also listed as inputs (keep_initializers_as_inputs) are counted.
+  std::set<std::string> initializers;
+  for (const auto& e : r.onnx_graph.edges)
+    if (e.is_initializer) initializers.insert(e.name);
+  QStringList inputs;
+  int weights_as_inputs = 0;
+  for (const auto& n : r.input_names) {
+    if (initializers.count(n)) ++weights_as_inputs;
+    else inputs << q(n).toHtmlEscaped();
+  }
+  QString in_text = inputs.join(QStringLiteral(", "));
+  if (weights_as_inputs) in_text += tr(" (+ %1 initializers listed as inputs)").arg(weights_as_inputs);
+  row(tr("Inputs"), in_text);
   row(tr("Outputs"), q([&] { std::string j; for (auto& n : r.output_names) j += (j.empty() ? "" : ", ") + n; return j; }()).toHtmlEscaped());
   row(tr("ONNX checker"), s.checker_passed ? tr("passed") : tr("<span style='color:#c03030'>failed</span>"));
   row(tr("Shape inference"), s.shape_inference_passed ? tr("passed") : tr("<span style='color:#c03030'>failed</span>"));

@@ -66,10 +66,17 @@ void ZoomView::fitAll() {
   QRectF r = scene()->sceneRect();
   if (r.isEmpty()) return;
   fitInView(r, Qt::KeepAspectRatio);
-  // Small graphs are not blown up beyond their natural size; huge ones start readable at the top.
-  if (zoom() > 1.0) setZoom(1.0);
-  if (zoom() < 0.25) {
-    setZoom(0.35);
+  if (zoom() > 1.0) setZoom(1.0);  // small graphs are not blown up beyond their natural size
+}
+
+void ZoomView::showStart() {
+  if (!scene()) return;
+  QRectF r = scene()->sceneRect();
+  if (r.isEmpty()) return;
+  fitAll();
+  // A tall graph fitted whole would be unreadable: start at a readable size, at its top.
+  if (zoom() < 0.6) {
+    setZoom(std::min(0.85, std::max(zoom(), viewport()->width() / r.width())));
     centerOn(r.center().x(), r.top() + viewport()->height() / 2 / zoom());
   }
 }
@@ -120,6 +127,7 @@ GraphPreview::GraphPreview(GraphFlavor flavor, const QString& title, QWidget* pa
   title_label_ = new QLabel(QStringLiteral("<b>%1</b>").arg(title.toHtmlEscaped()));
   stats_ = new QLabel;
   stats_->setObjectName(QStringLiteral("stats"));
+  stats_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);  // long text must not widen the window
   QPalette sp = stats_->palette();
   sp.setColor(QPalette::WindowText, sp.color(QPalette::PlaceholderText));
   stats_->setPalette(sp);
@@ -143,6 +151,7 @@ GraphPreview::GraphPreview(GraphFlavor flavor, const QString& title, QWidget* pa
   search_->setClearButtonEnabled(true);
   search_->setToolTip(tr("Search by node name, op or module path. Enter: next match, Shift+Enter: previous."));
   search_->setMaximumWidth(220);
+  search_->setMinimumWidth(90);
   match_label_ = new QLabel;
   match_label_->setMinimumWidth(48);
   bar->addWidget(search_);
@@ -285,7 +294,7 @@ void GraphPreview::layoutDone(int generation, GraphLayout layout, std::set<std::
   selecting_ = false;
   stack_->setCurrentWidget(view_);
   if (fit) {
-    view_->fitAll();
+    view_->showStart();
   } else {
     view_->setZoom(zoom);
     view_->centerOn(center);

@@ -29,6 +29,8 @@ class ZoomView : public QGraphicsView {
   void setZoom(double scale);
   double zoom() const { return transform().m11(); }
   void fitAll();
+  // The first view of a new graph: all of it when readable, else its top at a readable size.
+  void showStart();
 
  protected:
   void wheelEvent(QWheelEvent* e) override;

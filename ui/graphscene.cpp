@@ -330,8 +330,12 @@ StubItem::StubItem(GraphScene* scene, int stub) : scene_(scene), stub_(stub) {
   }
   if (text_.isEmpty()) {
     QString leaf = name.section(QLatin1Char('.'), -1);
-    if (leaf == QLatin1String("weight")) text_ = QStringLiteral("W");
-    else if (leaf == QLatin1String("bias")) text_ = QStringLiteral("B");
+    // Short names for the usual parameters; otherwise the start of the value's name.
+    const QString lower = leaf.toLower();
+    if (lower.contains(QLatin1String("running_mean"))) text_ = QStringLiteral("mean");
+    else if (lower.contains(QLatin1String("running_var"))) text_ = QStringLiteral("var");
+    else if (lower.contains(QLatin1String("weight"))) text_ = QStringLiteral("W");
+    else if (lower.contains(QLatin1String("bias"))) text_ = QStringLiteral("B");
     else text_ = leaf.left(4);
   }
   if (s.folded > 0) {

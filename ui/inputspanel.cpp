@@ -179,6 +179,7 @@ QWidget* InputsPanel::buildRow(int i) {
                            r.keyword_only ? tr(" (keyword-only)") : QString()));
   auto* form = new QFormLayout(box);
   form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+  form->setRowWrapPolicy(QFormLayout::WrapLongRows);
 
   auto* passing = new QComboBox;
   passing->setObjectName(key + QStringLiteral(".passing"));
@@ -348,6 +349,7 @@ QWidget* InputsPanel::buildTensorEditor(int row, int element, const QString& key
   auto* form = new QFormLayout(w);
   form->setContentsMargins(0, 0, 0, 0);
   form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+  form->setRowWrapPolicy(QFormLayout::WrapAllRows);  // labels above: the shape row needs the width
   const TensorSpec& t = *tensorAt(row, element);
   const int leaf = leafIndex(row, element);
   const std::string name = inputName(leaf);
@@ -381,6 +383,8 @@ QWidget* InputsPanel::buildTensorEditor(int row, int element, const QString& key
     spin->setObjectName(key + QStringLiteral(".dim%1").arg(d));
     spin->setRange(0, 1 << 30);
     spin->setValue(static_cast<int>(t.shape[d]));
+    spin->setButtonSymbols(QAbstractSpinBox::NoButtons);  // narrow: type or use the wheel/arrow keys
+    spin->setMaximumWidth(64);
     spin->setEnabled(!npy);
     spin->setToolTip(tr("Size of dimension %1 of the example tensor").arg(d));
     connect(spin, &QSpinBox::valueChanged, this, [this, row, element, d, key](int v) {
@@ -400,6 +404,7 @@ QWidget* InputsPanel::buildTensorEditor(int row, int element, const QString& key
     label->setToolTip(tr("Name of the dynamic axis (e.g. batch). Left empty everywhere: the list form, and the "
                          "exporter names the axes."));
     label->setMinimumWidth(40);
+    label->setMaximumWidth(64);
     connect(dyn, &QCheckBox::toggled, this, [this, leaf, d, label, key](bool on) {
       const std::string n = inputName(leaf);
       auto ax = axesOf(n);

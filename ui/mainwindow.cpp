@@ -23,6 +23,7 @@
 #include <QStyle>
 #include <QTabWidget>
 #include <QTime>
+#include <QTimer>
 #include <QToolBar>
 #include <QToolButton>
 #include <QUndoStack>
@@ -157,7 +158,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     const QRect avail = screen() ? screen()->availableGeometry() : QRect(0, 0, 1600, 1000);
     resize(std::min(1500, avail.width()), std::min(940, avail.height()));
   }
-  restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+  docks_sized_ = restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
   applyFormState(Preset{});
   updateTitle();
 }
@@ -190,19 +191,20 @@ void MainWindow::buildDocks() {
   auto* optionsScroll = new QScrollArea;
   optionsScroll->setWidget(options_);
   optionsScroll->setWidgetResizable(true);
+  optionsScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
   optionsScroll->setFrameShape(QFrame::NoFrame);
   auto* optionsDock = dock(QStringLiteral("optionsDock"), tr("Options"), optionsScroll, Qt::LeftDockWidgetArea);
   splitDockWidget(inputsDock, optionsDock, Qt::Vertical);
-  resizeDocks({inputsDock}, {420}, Qt::Horizontal);
+  inputs_->setMinimumWidth(300);
+  optionsScroll->setMinimumWidth(300);
   auto* inspectorDock = dock(QStringLiteral("inspectorDock"), tr("Inspector"), inspector_, Qt::RightDockWidgetArea);
-  resizeDocks({inspectorDock}, {300}, Qt::Horizontal);
+  inspector_->setMinimumWidth(200);
   auto* exportDock = dock(QStringLiteral("exportDock"), tr("Export"), export_, Qt::BottomDockWidgetArea);
   auto* diagDock = dock(QStringLiteral("diagnosticsDock"), tr("Diagnostics"), diagnostics_, Qt::BottomDockWidgetArea);
   auto* logDock = dock(QStringLiteral("logDock"), tr("Log"), log_, Qt::BottomDockWidgetArea);
   tabifyDockWidget(exportDock, diagDock);
   tabifyDockWidget(diagDock, logDock);
   exportDock->raise();
-  resizeDocks({exportDock}, {230}, Qt::Vertical);
 }
 
 void MainWindow::buildActions() {
@@ -295,6 +297,9 @@ void MainWindow::buildActions() {
   tb->addSeparator();
   tb->addAction(undo);
   tb->addAction(redo);
+  // Their text names the edit ("Undo Change opset_version"): icons only in the toolbar.
+  for (QAction* a : {undo, redo})
+    if (auto* b = qobject_cast<QToolButton*>(tb->widgetForAction(a))) b->setToolButtonStyle(Qt::ToolButtonIconOnly);
   tb->addSeparator();
   tb->addAction(refresh_action_);
   tb->addAction(export_action_);
@@ -360,7 +365,7 @@ void MainWindow::stateChanged() {
 void MainWindow::updateActions() {
   const bool busy = runner_ && runner_->busy();
   const bool errors = std::any_of(problems_.begin(), problems_.end(), [](const Diagnostic& d) { return d.severity == Severity::Error; });
-  export_action_->setEnabled(model_ && !busy && !errors);
+  export_action_->setEnabled(model_ && !errors && export_job_ < 0 && load_job_ < 0 && verify_job_ < 0);
   export_->exportButton()->setEnabled(export_action_->isEnabled());
   export_->exportButton()->setToolTip(errors ? tr("Fix the problems listed under Options first") : tr("Export to ONNX (Ctrl+E)"));
   refresh_action_->setEnabled(model_ && !busy && !errors);
@@ -395,6 +400,7 @@ void MainWindow::openModel(const QString& path_in, std::optional<Preset> form) {
       [p](const ProgressFn& progress, const CancelToken& cancel) { return Model::load(p, progress, cancel); },
       [this, path, form](Result<Model>& r) {
         load_job_ = -1;
+        updateActions();
         if (!r.ok()) {
           export_->finishPhases(false, tr("Could not open the model."));
           if (r.error().code() == "cancelled") {
@@ -471,6 +477,7 @@ bool MainWindow::openPreset(const QString& file_in) {
   Preset before = preset_;
   applyFormState(p);
   undo_->push(new FormEditCommand(this, std::move(before), QString(), tr("Load preset %1").arg(QFileInfo(file).fileName()), true));
+  if (model_ && !runner_->busy()) refreshPreview();  // the example inputs may have changed
   return true;
 }
 
@@ -549,6 +556,7 @@ void MainWindow::refreshPreview() {
       [model, opts](const ProgressFn& progress, const CancelToken& cancel) { return model->inspect(opts, progress, cancel); },
       [this](Result<GraphView>& r) {
         preview_job_ = -1;
+        updateActions();
         if (!r.ok()) {
           if (r.error().code() != "cancelled") {
             torch_->clearGraph(tr("Preview unavailable:\n%1").arg(q(r.error().message())));
@@ -565,7 +573,8 @@ void MainWindow::refreshPreview() {
 }
 
 void MainWindow::startExport() {
-  if (!model_ || runner_->busy()) return;
+  // Queued behind a running preview if need be; never two exports, nor during a load or verify.
+  if (!model_ || export_job_ >= 0 || load_job_ >= 0 || verify_job_ >= 0) return;
   if (!export_action_->isEnabled()) {
     status_->setText(tr("Cannot export yet: %1").arg(problems_.empty() ? tr("no model") : q(problems_.front().message)));
     return;
@@ -584,6 +593,7 @@ void MainWindow::startExport() {
       },
       [this, opts, file](Result<ExportResult>& r) {
         export_job_ = -1;
+        updateActions();
         if (!r.ok()) {
           const bool cancelled = r.error().code() == "cancelled";
           export_->finishPhases(false, cancelled ? tr("Export cancelled; nothing was written.") : tr("Export failed."));
@@ -630,6 +640,7 @@ void MainWindow::startVerify() {
       },
       [this](Result<VerifyReport>& r) {
         verify_job_ = -1;
+        updateActions();
         if (!r.ok()) {
           export_->finishPhases(false, tr("Verification did not run."));
           export_->showVerifyError(q(r.error().message()));
@@ -723,6 +734,26 @@ void MainWindow::closeEvent(QCloseEvent* e) {
   saveSession();
   runner_->cancel();
   QMainWindow::closeEvent(e);
+}
+
+void MainWindow::showEvent(QShowEvent* e) {
+  QMainWindow::showEvent(e);
+  if (docks_sized_) return;
+  docks_sized_ = true;
+  // Once the window has its size (after this event), not before.
+  QTimer::singleShot(0, this, &MainWindow::sizeDocks);
+}
+
+void MainWindow::sizeDocks() {
+  // First start: the forms get a comfortable width, the previews the rest.
+  auto* inputs = findChild<QDockWidget*>(QStringLiteral("inputsDock"));
+  auto* options = findChild<QDockWidget*>(QStringLiteral("optionsDock"));
+  auto* inspector = findChild<QDockWidget*>(QStringLiteral("inspectorDock"));
+  auto* exportDock = findChild<QDockWidget*>(QStringLiteral("exportDock"));
+  const int w = width();
+  resizeDocks({inputs, inspector}, {std::max(330, w / 4), std::max(220, w / 6)}, Qt::Horizontal);
+  resizeDocks({inputs, options}, {height() / 2, height() / 2}, Qt::Vertical);
+  resizeDocks({exportDock}, {std::max(180, height() / 4)}, Qt::Vertical);
 }
 
 void MainWindow::dragEnterEvent(QDragEnterEvent* e) {

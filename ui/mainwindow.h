@@ -85,12 +85,14 @@ class MainWindow : public QMainWindow, public FormHost {
 
  protected:
   void closeEvent(QCloseEvent* e) override;
+  void showEvent(QShowEvent* e) override;
   void dragEnterEvent(QDragEnterEvent* e) override;
   void dropEvent(QDropEvent* e) override;
 
  private:
   void buildActions();
   void buildDocks();
+  void sizeDocks();
   void onPanelEdited(const Preset& p, const QString& field, const QString& what, bool from_inputs);
   void stateChanged();
   void updateActions();
@@ -132,6 +134,7 @@ class MainWindow : public QMainWindow, public FormHost {
   QToolButton* status_cancel_ = nullptr;
   QMenu* recent_menu_ = nullptr;
   QPointer<GraphPreview> last_preview_;
+  bool docks_sized_ = false;  // initial dock sizes applied (or restored from the settings)
 
   QAction* open_action_ = nullptr;
   QAction* open_preset_action_ = nullptr;

@@ -43,6 +43,7 @@ OptionsForm::OptionsForm(QWidget* parent) : QWidget(parent) {
   auto* v = new QVBoxLayout(this);
   auto* form = new QFormLayout;
   form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+  form->setRowWrapPolicy(QFormLayout::WrapLongRows);
   v->addLayout(form);
 
   auto tip = [](QWidget* w, const QString& t) {
