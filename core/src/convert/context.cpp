@@ -200,7 +200,7 @@ Result<std::string> Context::tensor(const Value* v) {
     } else if (c.isBool()) {
       name = constScalar(c.toDouble(), DType::Bool);
     } else if (c.isInt()) {
-      name = constScalar(c.toDouble(), DType::Int64);
+      name = constInt64s({c.toInt()}, true);  // exact beyond 2^53 (e.g. the max trip count of while loops)
     } else if (c.isDouble()) {
       name = constScalar(c.toDouble(), DType::Float32);
     } else if (c.isList()) {
@@ -233,6 +233,7 @@ Result<std::string> Context::tensor(const Value* v) {
 }
 
 Result<std::string> Context::tensorOfType(const Value* v, DType dtype) {
+  if (v->constant && v->constant->isInt() && dtype == DType::Int64) return constInt64s({v->constant->toInt()}, true);
   if (v->constant && v->constant->isNumber()) return constScalar(v->constant->toDouble(), dtype);
   OXPORT_ASSIGN(std::string name, tensor(v));
   DType have;
@@ -340,7 +341,7 @@ std::vector<std::string> Context::emit(const std::string& op_type, const std::ve
     }
   }
   auto outs = n.outputs;
-  model_.graph.nodes.push_back(std::move(n));
+  targetGraph().nodes.push_back(std::move(n));
   return outs;
 }
 
@@ -380,6 +381,14 @@ std::vector<std::string> Context::split(const std::string& x, int64_t axis, cons
   int n = static_cast<int>(sizes.size());
   if (opset() >= 13) return emit("Split", {x, constInt64s(sizes)}, n, {attrInt("axis", axis)});
   return emit("Split", {x}, n, {attrInt("axis", axis), attrInts("split", sizes)});
+}
+
+void Context::pushGraph(onnx_ir::Graph* g) { targets_.push_back(Target{g, names_, lists_}); }
+
+void Context::popGraph() {
+  names_ = std::move(targets_.back().names);
+  lists_ = std::move(targets_.back().lists);
+  targets_.pop_back();
 }
 
 void Context::bind(const Value* v, const std::string& onnx_name) { names_[v] = onnx_name; }

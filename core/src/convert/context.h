@@ -108,6 +108,15 @@ class Context {
   bool isBound(const Value* v) const;
   std::optional<std::string> boundName(const Value* v) const;
 
+  // ---- emitting into a subgraph (If branches, Loop bodies)
+  // Until the matching popGraph, emitted nodes go to `g` (constants stay initializers of the
+  // main graph, visible in every subgraph). Bindings made meanwhile are dropped by popGraph: a
+  // tensor computed inside the subgraph is not visible outside it.
+  void pushGraph(onnx_ir::Graph* g);
+  void popGraph();
+  onnx_ir::Graph& targetGraph() { return targets_.empty() ? model_.graph : *targets_.back().graph; }
+  int graphDepth() const { return static_cast<int>(targets_.size()); }
+
   // ---- metadata from the example run
   const ts::TensorMeta& meta(const Value* v) const { return v->meta; }
   int rank(const Value* v) const { return v->meta.rank(); }
@@ -139,6 +148,12 @@ class Context {
   std::unordered_map<const Value*, std::vector<const Value*>> const_list_elems_;
   std::vector<Diagnostic> warnings_;
   int const_counter_ = 0;
+  struct Target {
+    onnx_ir::Graph* graph;
+    std::unordered_map<const Value*, std::string> names;  // bindings before the push
+    std::unordered_map<const Value*, std::vector<std::string>> lists;
+  };
+  std::vector<Target> targets_;
 };
 
 }  // namespace oxport::convert

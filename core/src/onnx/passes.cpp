@@ -19,11 +19,46 @@ const std::vector<PassInfo>& passCatalog() {
   return passes;
 }
 
+// Names a node's subgraphs (If branches, Loop bodies, nested) read: node inputs and graph outputs.
+static void subgraphUses(const Node& n, const std::function<void(const std::string&)>& use) {
+  for (const auto& a : n.attributes) {
+    const auto* sg = std::get_if<std::shared_ptr<Graph>>(&a.value);
+    if (!sg || !*sg) continue;
+    for (const auto& sn : (*sg)->nodes) {
+      for (const auto& i : sn.inputs)
+        if (!i.empty()) use(i);
+      subgraphUses(sn, use);
+    }
+    for (const auto& o : (*sg)->outputs) use(o.name);
+  }
+}
+
+// Renames tensors read inside a node's subgraphs (outer values a branch or body uses).
+static void renameInSubgraphs(Node& n, const std::unordered_map<std::string, std::string>& replace) {
+  for (auto& a : n.attributes) {
+    auto* sg = std::get_if<std::shared_ptr<Graph>>(&a.value);
+    if (!sg || !*sg) continue;
+    for (auto& sn : (*sg)->nodes) {
+      for (auto& i : sn.inputs) {
+        auto it = replace.find(i);
+        if (it != replace.end()) i = it->second;
+      }
+      renameInSubgraphs(sn, replace);
+    }
+    for (auto& o : (*sg)->outputs) {
+      auto it = replace.find(o.name);
+      if (it != replace.end()) o.name = it->second;
+    }
+  }
+}
+
 static std::unordered_map<std::string, int> useCounts(const Graph& g) {
   std::unordered_map<std::string, int> uses;
-  for (const auto& n : g.nodes)
+  for (const auto& n : g.nodes) {
     for (const auto& i : n.inputs)
       if (!i.empty()) ++uses[i];
+    subgraphUses(n, [&](const std::string& s) { ++uses[s]; });
+  }
   for (const auto& o : g.outputs) ++uses[o.name];
   return uses;
 }
@@ -40,6 +75,7 @@ int eliminateDeadNodes(Graph& g) {
     keep[k] = true;
     for (const auto& i : n.inputs)
       if (!i.empty()) live.insert(i);
+    subgraphUses(n, [&](const std::string& s) { live.insert(s); });
   }
   std::vector<Node> kept;
   int removed = 0;
@@ -69,11 +105,13 @@ int removeUnusedInitializers(Graph& g) {
 }
 
 void renameTensor(Graph& g, const std::string& from, const std::string& to) {
+  const std::unordered_map<std::string, std::string> one{{from, to}};
   for (auto& n : g.nodes) {
     for (auto& i : n.inputs)
       if (i == from) i = to;
     for (auto& o : n.outputs)
       if (o == from) o = to;
+    renameInSubgraphs(n, one);
   }
   for (auto& vi : g.inputs)
     if (vi.name == from) vi.name = to;
@@ -109,11 +147,13 @@ int deduplicateInitializers(Graph& g) {
     return 0;
   }
   g.initializers = std::move(kept);
-  for (auto& n : g.nodes)
+  for (auto& n : g.nodes) {
     for (auto& i : n.inputs) {
       auto it = replace.find(i);
       if (it != replace.end()) i = it->second;
     }
+    renameInSubgraphs(n, replace);
+  }
   for (auto& o : g.outputs) {
     auto it = replace.find(o.name);
     if (it != replace.end()) o.name = it->second;
@@ -139,6 +179,7 @@ int eliminateIdentities(Graph& g) {
       auto it = replace.find(i);
       if (it != replace.end()) i = it->second;
     }
+    renameInSubgraphs(n, replace);
     kept.push_back(std::move(n));
   }
   g.nodes = std::move(kept);
