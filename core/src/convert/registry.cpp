@@ -61,6 +61,7 @@ const Registry& builtinRegistry() {
         {"index", registerIndexOps},
         {"resize", registerResizeOps},
         {"rnn", registerRnnOps},               {"attention", registerAttentionOps},
+        {"quant", registerQuantOps},           {"control", registerControlOps},
     };
     for (const auto& f : families) {
       r.setFamily(f.name);

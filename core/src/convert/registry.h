@@ -56,6 +56,8 @@ void registerTensorOps(Registry& r);
 void registerIndexOps(Registry& r);    // ops_index.cpp
 void registerResizeOps(Registry& r);   // ops_resize.cpp: padding and upsampling
 void registerReduceOps(Registry& r);
+void registerQuantOps(Registry& r);    // ops_quant.cpp: fake quantization (QAT), quantize/dequantize
+void registerControlOps(Registry& r);  // ops_control.cpp: prim::If / prim::Loop of scripted models
 void registerMathOps(Registry& r);  // ops_math.cpp: fused arithmetic, modulo, logs, distances, small linalg
 void registerSortOps(Registry& r);  // ops_sort.cpp: sort, argsort, topk, bucketize
 void registerRnnOps(Registry& r);        // ops_rnn.cpp: lstm, gru, rnn_tanh/relu and their cells

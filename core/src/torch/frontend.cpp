@@ -504,31 +504,148 @@ class Frontend {
       env_[g.inputs()[i]] = example_inputs_[i - 1];
       recordMeta(g.inputs()[i]);
     }
-    const bool fold = options_.do_constant_folding;
     for (size_t i = 0; i < order.size(); ++i) {
       if (cancel_.cancelled()) return Error("cancelled", "the export was cancelled");
       jit::Node* n = order[i];
       if (i % 32 == 0) report(Phase::Trace, static_cast<double>(i) / order.size(), n->kind().toQualString());
-      OXPORT_TRY(execute(n));
-      bool all_static = !n->isNondeterministic();
-      for (auto* in : n->inputs()) all_static = all_static && static_.count(in);
-      if (n->kind() == c10::prim::Constant || isMetadataQuery(n)) all_static = true;
-      if (all_static) {
-        for (auto* o : n->outputs()) {
-          const c10::IValue& v = env_[o];
-          bool is_param_attr = n->kind() == c10::prim::GetAttr;
-          bool tensorish = holdsTensor(v);
-          if (is_param_attr && v.isTensor() && !options_.export_params) continue;  // params become inputs
-          if (!tensorish || fold || is_param_attr || n->kind() == c10::prim::Constant ||
-              n->kind() == c10::prim::ListConstruct || n->kind() == c10::prim::TupleConstruct)
-            static_.insert(o);
-        }
-      }
-      for (auto* o : n->outputs()) recordMeta(o);
+      OXPORT_TRY(step(n));
       for (auto* in : n->inputs()) {
         auto it = last_use.find(in);
         if (it != last_use.end() && it->second == i && !static_.count(in)) env_.erase(in);
       }
+    }
+    return okStatus();
+  }
+
+  // Ops kept as nodes even when their inputs are static: fake quantization of weights becomes
+  // QuantizeLinear/DequantizeLinear on the weights, as quantization-aware runtimes expect.
+  static bool keepAsNode(const jit::Node* n) {
+    static const std::unordered_set<std::string> kinds = {
+        "aten::fake_quantize_per_tensor_affine", "aten::fake_quantize_per_channel_affine",
+        "aten::_fake_quantize_learnable_per_tensor_affine", "aten::_fake_quantize_learnable_per_channel_affine",
+        "aten::_fake_quantize_per_tensor_affine_cachemask_tensor_qparams", "aten::fused_moving_avg_obs_fake_quant",
+        "aten::quantize_per_tensor", "aten::dequantize"};
+    return kinds.count(n->kind().toQualString()) != 0;
+  }
+
+  // Runs one node (its blocks included), then records which outputs are static and their metas.
+  Status step(jit::Node* n) {
+    if (n->kind() == c10::prim::If) return runIf(n);
+    if (n->kind() == c10::prim::Loop) return runLoop(n);
+    OXPORT_TRY(execute(n));
+    bool all_static = !n->isNondeterministic() && !keepAsNode(n);
+    for (auto* in : n->inputs()) all_static = all_static && static_.count(in);
+    if (n->kind() == c10::prim::Constant || isMetadataQuery(n)) all_static = true;
+    if (all_static) {
+      for (auto* o : n->outputs()) {
+        const c10::IValue& v = env_[o];
+        bool is_param_attr = n->kind() == c10::prim::GetAttr;
+        bool tensorish = holdsTensor(v);
+        if (is_param_attr && v.isTensor() && !options_.export_params) continue;  // params become inputs
+        if (!tensorish || options_.do_constant_folding || is_param_attr || n->kind() == c10::prim::Constant ||
+            n->kind() == c10::prim::ListConstruct || n->kind() == c10::prim::TupleConstruct)
+          static_.insert(o);
+      }
+    }
+    for (auto* o : n->outputs()) recordMeta(o);
+    return okStatus();
+  }
+
+  Status runBlock(jit::Block* b) {
+    for (jit::Node* n : b->nodes()) {
+      if (cancel_.cancelled()) return Error("cancelled", "the export was cancelled");
+      OXPORT_TRY(step(n));
+    }
+    return okStatus();
+  }
+
+  // The branch not taken, run on the same values only to learn its shapes and dtypes (the
+  // converters need them). Failures only leave metas unknown; nothing is reported.
+  void runForMetas(jit::Block* b) {
+    ++shadow_depth_;
+    Status s = runBlock(b);
+    (void)s;
+    --shadow_depth_;
+  }
+
+  // prim::If: the taken branch runs. A static condition makes the If disappear at lowering (the
+  // taken branch is inlined); a dynamic one becomes an ONNX If, so the other branch is run too
+  // for its metadata.
+  Status runIf(jit::Node* n) {
+    const c10::IValue& c = env_.at(n->input(0));
+    const bool cond = c.toBool();
+    const bool static_cond = static_.count(n->input(0)) != 0;
+    jit::Block* taken = n->blocks()[cond ? 0 : 1];
+    jit::Block* other = n->blocks()[cond ? 1 : 0];
+    OXPORT_TRY(runBlock(taken));
+    if (!static_cond) runForMetas(other);
+    for (size_t i = 0; i < n->outputs().size(); ++i) {
+      jit::Value* bo = taken->outputs()[i];
+      env_[n->outputs()[i]] = env_.at(bo);
+      if (static_cond && static_.count(bo)) static_.insert(n->outputs()[i]);
+      recordMeta(n->outputs()[i]);
+    }
+    return okStatus();
+  }
+
+  // Values a block uses from outside it (free variables), nested blocks included.
+  static void freeValues(jit::Block* b, std::unordered_set<jit::Value*>& out) {
+    std::unordered_set<jit::Value*> defined(b->inputs().begin(), b->inputs().end());
+    std::function<void(jit::Block*)> visit = [&](jit::Block* blk) {
+      for (auto* v : blk->inputs()) defined.insert(v);
+      for (jit::Node* n : blk->nodes()) {
+        for (auto* in : n->inputs())
+          if (!defined.count(in)) out.insert(in);
+        for (auto* sb : n->blocks()) visit(sb);
+        for (auto* o : n->outputs()) defined.insert(o);
+      }
+      for (auto* o : blk->outputs())
+        if (!defined.count(o)) out.insert(o);
+    };
+    visit(b);
+  }
+
+  // prim::Loop(max_trip_count, initial_condition, carried...) with body (iter, carried...) ->
+  // (condition, carried...): iterated as TorchScript does. A loop whose inputs and free values are
+  // all static is folded; otherwise it becomes an ONNX Loop.
+  Status runLoop(jit::Node* n) {
+    jit::Block* body = n->blocks()[0];
+    bool all_static = true;
+    for (auto* in : n->inputs()) all_static = all_static && static_.count(in);
+    std::unordered_set<jit::Value*> free;
+    freeValues(body, free);
+    for (auto* v : free) all_static = all_static && static_.count(v);
+    const int64_t max_trip = env_.at(n->input(0)).toInt();
+    bool cond = env_.at(n->input(1)).toBool();
+    std::vector<c10::IValue> carried;
+    for (size_t k = 2; k < n->inputs().size(); ++k) carried.push_back(env_.at(n->input(k)));
+    auto setBodyInputs = [&](int64_t i) {
+      env_[body->inputs()[0]] = c10::IValue(i);
+      for (size_t k = 0; k < carried.size(); ++k) env_[body->inputs()[k + 1]] = carried[k];
+      for (auto* v : body->inputs()) {
+        if (all_static) static_.insert(v);
+        recordMeta(v);
+      }
+    };
+    int64_t i = 0;
+    for (; i < max_trip && cond; ++i) {
+      if (cancel_.cancelled()) return Error("cancelled", "the export was cancelled");
+      setBodyInputs(i);
+      OXPORT_TRY(runBlock(body));
+      cond = env_.at(body->outputs()[0]).toBool();
+      for (size_t k = 0; k < carried.size(); ++k) carried[k] = env_.at(body->outputs()[k + 1]);
+    }
+    if (i == 0 && !all_static) {
+      // Never entered on the example inputs: one run for the body's metadata only.
+      setBodyInputs(0);
+      runForMetas(body);
+      carried.clear();
+      for (size_t k = 2; k < n->inputs().size(); ++k) carried.push_back(env_.at(n->input(k)));
+    }
+    for (size_t k = 0; k < n->outputs().size(); ++k) {
+      env_[n->outputs()[k]] = carried[k];
+      if (all_static) static_.insert(n->outputs()[k]);
+      recordMeta(n->outputs()[k]);
     }
     return okStatus();
   }
@@ -584,9 +701,9 @@ class Frontend {
     }
     if (!n->blocks().empty()) {
       return nodeError(n, "control-flow",
-                       std::string(n->kind().toQualString()) +
-                           " (data-dependent control flow from torch.jit.script) is not supported yet",
-                       "trace the model with torch.jit.trace and example inputs, then export the traced file");
+                       std::string(n->kind().toQualString()) + " with blocks is not supported",
+                       "export in trace mode (oxport export --trace), which records only the path the example "
+                       "inputs take");
     }
     if (n->kind() == prim::ListConstruct) {
       auto lt = n->output()->type()->cast<c10::ListType>();
@@ -649,6 +766,22 @@ class Frontend {
       auto it = env_.find(in);
       if (it == env_.end()) return nodeError(n, "internal", "input %" + in->debugName() + " has no value");
       stack.push_back(it->second);
+    }
+    if (n->kind() == c10::Symbol::fromQualString("aten::fused_moving_avg_obs_fake_quant") && stack.size() > 1 &&
+        stack[1].isTensor()) {
+      // The export uses the observer statistics as saved: the example run must not update them.
+      const at::Tensor& on = stack[1].toTensor();
+      if (on.numel() > 0 && on.reshape({-1})[0].item<int64_t>() != 0 && shadow_depth_ == 0) {
+        Diagnostic w = makeWarning("observer-enabled",
+                                   "the fake-quantize observer is enabled in the saved model; the export uses its "
+                                   "statistics as saved, while libtorch would keep updating them on every input",
+                                   "call model.apply(torch.ao.quantization.disable_observer) before saving");
+        w.node_kind = n->kind().toQualString();
+        w.module_path = scopeOf(n).path;
+        w.location = locationOf(n);
+        warnings_.push_back(w);
+      }
+      stack[1] = at::zeros_like(on);
     }
     try {
       (*op)(stack);
@@ -714,8 +847,98 @@ class Frontend {
       tv->type = ts::ValueType::Tensor;
     }
     if (auto m = elem_meta_.find(v); m != elem_meta_.end()) tv->elem_meta = m->second;
-    if (auto s = scalar_example_.find(v); s != scalar_example_.end()) tv->example = s->second;
+    if (auto s = scalar_example_.find(v); s != scalar_example_.end()) {
+      tv->example = s->second;
+      // A dynamic number is a 0-d tensor in ONNX: its meta says which (int64, float32, bool), so
+      // arithmetic on numbers (n += 1 in a loop, size(0) * 2) keeps their dtype.
+      if (tv->type == ts::ValueType::Int || tv->type == ts::ValueType::Float || tv->type == ts::ValueType::Bool) {
+        tv->meta.dtype = tv->type == ts::ValueType::Int ? DType::Int64
+                         : tv->type == ts::ValueType::Bool ? DType::Bool : DType::Float32;
+        tv->meta.shape.clear();
+        tv->meta.known = true;
+      }
+    }
     if (auto e = env_.find(v); e != env_.end() && e->second.isNone()) tv->type = ts::ValueType::None;
+  }
+
+  // The lowered value for v: a constant, a parameter input, or the value made by its producer.
+  ts::Value* lookup(jit::Value* v) {
+    if (ts::Value* tv = tsValue(v)) return tv;
+    ts::Value* tv = out_->newValue(ts::ValueType::Other, v->debugName());
+    fillValue(tv, v);
+    map_[v] = tv;
+    return tv;
+  }
+
+  // Lowers the nodes of `b` into `out` (a graph's or a block's node list). Nodes whose results
+  // are all static are left out (their values become constants where used); an If on a static
+  // condition is replaced by the nodes of the branch taken.
+  Status lowerNodes(jit::Block* b, std::vector<ts::Node*>& out) {
+    for (jit::Node* n : b->nodes()) {
+      bool all_static = !n->outputs().empty();
+      for (auto* o : n->outputs()) all_static = all_static && static_.count(o);
+      if (all_static) continue;
+      if (n->kind() == c10::prim::GetAttr) {
+        if (tsValue(n->output())) continue;  // a parameter input
+      }
+      if (n->kind() == c10::prim::If && static_.count(n->input(0))) {
+        auto it = env_.find(n->input(0));
+        if (it == env_.end()) continue;  // in a branch that did not run: its values are unknown
+        jit::Block* taken = n->blocks()[it->second.toBool() ? 0 : 1];
+        OXPORT_TRY(lowerNodes(taken, out));
+        for (size_t i = 0; i < n->outputs().size(); ++i) map_[n->outputs()[i]] = lookup(taken->outputs()[i]);
+        continue;
+      }
+      ts::Node* tn = out_->newNode(n->kind().toQualString());
+      for (auto* in : n->inputs()) {
+        ts::Value* tv = tsValue(in);
+        if (!tv) {
+          auto mit = map_.find(in);
+          if (mit != map_.end()) {
+            tv = mit->second;
+          } else {
+            tv = out_->newValue(ts::ValueType::Other, in->debugName());
+            map_[in] = tv;
+          }
+        }
+        tn->inputs.push_back(tv);
+        tv->users.push_back(tn);
+      }
+      if (auto schema = n->maybeSchema()) {
+        tn->schema = c10::toString(*schema);
+        for (const auto& a : schema->arguments()) tn->arg_names.push_back(a.name());
+        tn->arg_names.resize(tn->inputs.size());
+      }
+      ScopeInfo s = scopeOf(n);
+      tn->module_path = s.path;
+      tn->scope = s.names;
+      tn->scope_types = s.types;
+      tn->location = locationOf(n);
+      tn->nondeterministic = n->isNondeterministic();
+      for (jit::Block* jb : n->blocks()) {
+        auto blk = std::make_unique<ts::Block>();
+        for (jit::Value* bi : jb->inputs()) {
+          ts::Value* tv = out_->newValue(ts::ValueType::Other, bi->debugName());
+          fillValue(tv, bi);
+          map_[bi] = tv;
+          blk->inputs.push_back(tv);
+        }
+        OXPORT_TRY(lowerNodes(jb, blk->nodes));
+        for (jit::Value* bo : jb->outputs()) blk->outputs.push_back(lookup(bo));
+        tn->blocks.push_back(std::move(blk));
+      }
+      for (size_t i = 0; i < n->outputs().size(); ++i) {
+        jit::Value* o = n->outputs()[i];
+        ts::Value* tv = out_->newValue(ts::ValueType::Other, o->debugName());
+        fillValue(tv, o);
+        tv->producer = tn;
+        tv->offset = static_cast<int>(i);
+        tn->outputs.push_back(tv);
+        map_[o] = tv;
+      }
+      out.push_back(tn);
+    }
+    return okStatus();
   }
 
   Result<FrontendResult> lower() {
@@ -732,45 +955,7 @@ class Frontend {
       res.input_debug_names.push_back(in->debugName());
     }
     res.user_input_count = static_cast<int>(out_->inputs.size());
-    for (jit::Node* n : g.nodes()) {
-      bool all_static = !n->outputs().empty();
-      for (auto* o : n->outputs()) all_static = all_static && static_.count(o);
-      if (all_static) continue;
-      if (n->kind() == c10::prim::GetAttr) {
-        if (tsValue(n->output())) continue;  // a parameter input
-      }
-      ts::Node* tn = out_->newNode(n->kind().toQualString());
-      for (auto* in : n->inputs()) {
-        ts::Value* tv = tsValue(in);
-        if (!tv) {
-          tv = out_->newValue(ts::ValueType::Other, in->debugName());
-          map_[in] = tv;
-        }
-        tn->inputs.push_back(tv);
-        tv->users.push_back(tn);
-      }
-      if (auto schema = n->maybeSchema()) {
-        tn->schema = c10::toString(*schema);
-        for (const auto& a : schema->arguments()) tn->arg_names.push_back(a.name());
-        tn->arg_names.resize(tn->inputs.size());
-      }
-      ScopeInfo s = scopeOf(n);
-      tn->module_path = s.path;
-      tn->scope = s.names;
-      tn->scope_types = s.types;
-      tn->location = locationOf(n);
-      tn->nondeterministic = n->isNondeterministic();
-      for (size_t i = 0; i < n->outputs().size(); ++i) {
-        jit::Value* o = n->outputs()[i];
-        ts::Value* tv = out_->newValue(ts::ValueType::Other, o->debugName());
-        fillValue(tv, o);
-        tv->producer = tn;
-        tv->offset = static_cast<int>(i);
-        tn->outputs.push_back(tv);
-        map_[o] = tv;
-      }
-      out_->nodes.push_back(tn);
-    }
+    OXPORT_TRY(lowerNodes(g.block(), out_->nodes));
     for (auto* p : param_inputs_) {
       out_->inputs.push_back(p);
       out_->input_param_names.push_back(p->param_name);
@@ -782,6 +967,7 @@ class Frontend {
       out_->outputs.push_back(tv);
     }
     res.graph = std::move(out_);
+    res.warnings = std::move(warnings_);
     return res;
   }
 
@@ -799,6 +985,9 @@ class Frontend {
   std::unordered_map<jit::Value*, ts::TensorMeta> meta_;
   std::unordered_map<jit::Value*, std::vector<ts::TensorMeta>> elem_meta_;
   std::unordered_map<jit::Value*, ts::Constant> scalar_example_;
+
+  int shadow_depth_ = 0;  // > 0 while running a branch not taken, for its metadata
+  std::vector<Diagnostic> warnings_;
 
   std::unique_ptr<ts::Graph> out_;
   std::unordered_map<jit::Value*, ts::Value*> map_;
