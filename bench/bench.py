@@ -5,7 +5,6 @@ Every figure is the median of --runs runs; the two tools alternate (which goes f
 too). Wall time and peak RSS are those of the whole child process (os.wait4's rusage).
 """
 import argparse
-import bisect
 import json
 import math
 import os
@@ -21,24 +20,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
 
-def run(cmd, timeout=None, env=None):
-    """Runs cmd; returns (wall seconds, peak RSS bytes, returncode, stdout, stderr)."""
-    t = time.perf_counter()
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-    try:
-        out, err = p.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        p.communicate()
-        return None, None, "timeout", "", ""
-    wall = time.perf_counter() - t
-    # communicate() reaped the child; its rusage is in RUSAGE_CHILDREN only cumulatively, so run
-    # the child under wait4 instead: see run_rusage.
-    return wall, None, p.returncode, out.decode(errors="replace"), err.decode(errors="replace")
-
-
 def run_rusage(cmd, timeout=None):
-    """Like run, but the peak RSS of this very child from wait4 (ru_maxrss, KiB on Linux)."""
+    """Runs cmd; returns (wall seconds, peak RSS bytes of this very child from wait4's ru_maxrss,
+    returncode or "timeout", stdout, stderr)."""
     out_path = os.path.join(ARGS.out, "child.out")
     err_path = os.path.join(ARGS.out, "child.err")
     with open(out_path, "wb") as so, open(err_path, "wb") as se:
@@ -330,10 +314,37 @@ def bench_layout(label, args):
 
 
 # ------------------------------------------------------------------------------------------------
+# Studio: the event loop's longest stall during an export, from the UI's own QtTest
+
+
+def bench_studio():
+    import re
+    exe = ARGS.studio_test
+    if not exe or not os.path.exists(exe):
+        return None
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    res = {"exe": os.path.relpath(exe, ROOT), "total": [], "stall": [], "error": None}
+    for i in range(ARGS.runs):
+        try:
+            p = subprocess.run([exe, "exportRunsInTheBackgroundAndStaysResponsive"], capture_output=True,
+                               text=True, env=env, timeout=120)
+        except subprocess.TimeoutExpired:
+            res["error"] = "did not finish in 120 s"
+            break
+        m = re.search(r"export \+ ONNX preview: (\d+) ms; longest event-loop stall: (\d+) ms", p.stdout + p.stderr)
+        if not m:
+            res["error"] = ((p.stdout + p.stderr).strip().splitlines() or ["no output"])[-1][:300]
+            break
+        res["total"].append(int(m.group(1)))
+        res["stall"].append(int(m.group(2)))
+    return res
+
+
+# ------------------------------------------------------------------------------------------------
 # Report
 
 
-def write_doc(env, exports, bigs, layouts):
+def write_doc(env, exports, bigs, layouts, studio=None):
     L = []
     a = L.append
     a("# Benchmarks: oxport vs torch.onnx.export")
@@ -345,6 +356,7 @@ def write_doc(env, exports, bigs, layouts):
     a(f"- date: {env['date']}; host: {env['host']}, {env['cpus']} CPUs, {env['mem_gib']:.0f} GiB RAM")
     a(f"- load average (1/5/15 min) at start: {' '.join(env['load_start'])}; at end: {' '.join(env['load_end'])}")
     a(f"- oxport {env['git']}; torch {env['torch']}, torchvision {env['torchvision']}; Graphviz {env['dot']}")
+    a(f"- BLAS used by libtorch (both tools and the floor): `{env['blas']}`")
     a("")
     if exports:
         a("## Export: whole process, same file, same options")
@@ -439,10 +451,29 @@ def write_doc(env, exports, bigs, layouts):
               f"{ratio(l['ox_ms'] / 1e3, l['dot_s'])} | {l['ox_cross']} ({l['ox_stats']['crossings']}) | "
               f"{'-' if l['dot_cross'] is None else l['dot_cross']} | **{cross_ratio(l['ox_cross'], l['dot_cross'])}** |")
         a("")
+    a("## Studio")
+    a("")
+    if studio is None:
+        a("Not measured: no GUI build with the studio tests (pass --studio-test build-ui/tests/ui/test_studio). "
+          "Time from opening vit_b_16 to a drawn graph is not measured yet.")
+    elif studio["error"]:
+        a(f"`{studio['exe']}` failed: `{studio['error']}`")
+    else:
+        a(f"The UI's own QtTest `exportRunsInTheBackgroundAndStaysResponsive` (`{studio['exe']}`, offscreen, "
+          f"the bundled sample CNN; median of {len(studio['stall'])}): export + ONNX preview "
+          f"{med(studio['total']):.0f} ms, longest event-loop stall {med(studio['stall']):.0f} ms (a 5 ms timer's "
+          "longest gap). Time from opening vit_b_16 to a drawn graph is not measured yet.")
+    a("")
+    notes = os.path.join(HERE, "notes.md")
+    if os.path.exists(notes):
+        with open(notes) as f:
+            a(f.read().rstrip())
+            a("")
     with open(ARGS.doc, "w") as f:
         f.write("\n".join(L) + "\n")
     with open(os.path.join(ARGS.out, "results.json"), "w") as f:
-        json.dump({"env": env, "exports": exports, "bigs": bigs, "layouts": layouts}, f, indent=1, default=str)
+        json.dump({"env": env, "exports": exports, "bigs": bigs, "layouts": layouts, "studio": studio}, f,
+                  indent=1, default=str)
 
 
 def main():
@@ -459,12 +490,20 @@ def main():
     p.add_argument("--dot-runs", type=int, default=1)
     p.add_argument("--dot-timeout", type=float, default=120)
     p.add_argument("--opsets", default="11,17")
+    p.add_argument("--studio-test", default=os.path.join(ROOT, "build-ui", "tests", "ui", "test_studio"))
     p.add_argument("--export-models", default="resnet18,resnet50,mobilenet_v2,transformer_encoder")
     p.add_argument("--big-models", default="")
     p.add_argument("--layout", default="synthetic_1k,synthetic_5k,synthetic_10k,synthetic_10k_mask,resnet50,vit_b_16")
+    p.add_argument("--from-results", action="store_true",
+                   help="only rewrite the document from OUT/results.json (e.g. after editing bench/notes.md)")
     ARGS = p.parse_args()
     ARGS.opsets = [int(x) for x in ARGS.opsets.split(",") if x]
     os.makedirs(ARGS.out, exist_ok=True)
+    if ARGS.from_results:
+        with open(os.path.join(ARGS.out, "results.json")) as f:
+            res = json.load(f)
+        write_doc(res["env"], res["exports"], res["bigs"], res["layouts"], res.get("studio"))
+        return
 
     def pyver(mod):
         r = subprocess.run([PY, "-c", f"import {mod}; print({mod}.__version__)"], capture_output=True, text=True)
@@ -475,6 +514,7 @@ def main():
            "load_start": load(), "torch": pyver("torch"), "torchvision": pyver("torchvision"),
            "git": subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty"], capture_output=True,
                                  text=True).stdout.strip()}
+    env["blas"] = os.path.realpath("/usr/lib/x86_64-linux-gnu/libblas.so.3")
     d = subprocess.run(["dot", "-V"], capture_output=True, text=True)
     env["dot"] = (d.stderr.strip().split("version")[-1].split("(")[0].strip() if d.returncode == 0 else "absent")
     print(f"load average {' '.join(env['load_start'])}", flush=True)
@@ -518,8 +558,11 @@ def main():
         l = bench_layout(label, args)
         layouts.append(l)
         print(f"layout {label}: {json.dumps({k: v for k, v in l.items() if k != 'ox_stats'})}", flush=True)
+    studio = bench_studio()
+    if studio:
+        print(f"studio: {studio}", flush=True)
     env["load_end"] = load()
-    write_doc(env, exports, bigs, layouts)
+    write_doc(env, exports, bigs, layouts, studio)
     print(f"wrote {ARGS.doc}; load average {' '.join(env['load_end'])}", flush=True)
 
 
