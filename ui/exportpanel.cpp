@@ -67,14 +67,14 @@ ExportPanel::ExportPanel(QWidget* parent) : QWidget(parent) {
   phases_box_ = new QWidget;
   auto* grid = new QGridLayout(phases_box_);
   grid->setContentsMargins(0, 0, 0, 0);
-  grid->setVerticalSpacing(2);
+  grid->setVerticalSpacing(4);
   for (int p = 0; p < kPhaseCount; ++p) {
     auto* label = new QLabel(phaseLabel(static_cast<Phase>(p)));
     auto* bar = new QProgressBar;
     bar->setObjectName(QStringLiteral("phase.%1").arg(phaseLabel(static_cast<Phase>(p))));
     bar->setRange(0, 1000);
     bar->setTextVisible(false);
-    bar->setMaximumHeight(12);
+    bar->setMaximumHeight(14);
     grid->addWidget(label, p, 0);
     grid->addWidget(bar, p, 1);
     bars_[p] = bar;

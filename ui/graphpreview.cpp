@@ -228,7 +228,7 @@ void GraphPreview::setGraph(GraphView graph) {
   highlighted_nodes_.clear();
   selected_node_ = -1;
   pending_select_ = -1;
-  if (stack_->currentWidget() == message_) setMessage(tr("Laying out %n node(s)…", nullptr, static_cast<int>(graph_->nodes.size())));
+  if (stack_->currentWidget() == message_) setMessage(tr("Laying out %1…").arg(countText(static_cast<int>(graph_->nodes.size()), "node")));
   relayout(true, graph_->nodes.size() > kAutoCollapseNodes);
 }
 
@@ -316,7 +316,7 @@ void GraphPreview::updateStats() {
     visible_groups += g.visible ? 1 : 0;
     collapsed += g.visible && g.collapsed ? 1 : 0;
   }
-  QString text = tr("%n node(s)", nullptr, graph_ ? static_cast<int>(graph_->nodes.size()) : 0);
+  QString text = countText(graph_ ? static_cast<int>(graph_->nodes.size()) : 0, "node");
   if (!L.groups.empty()) text += tr(" · %1 groups (%2 collapsed)").arg(visible_groups).arg(collapsed);
   text += tr(" · %1 crossings · layout %2 ms").arg(L.stats.crossings).arg(L.stats.ms, 0, 'f', 0);
   stats_->setText(text);

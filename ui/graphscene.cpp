@@ -38,6 +38,10 @@ QString leafOf(const std::string& path) {
 
 }  // namespace
 
+QString countText(int n, const char* noun) {
+  return QStringLiteral("%1 %2%3").arg(n).arg(QString::fromLatin1(noun), n == 1 ? QString() : QStringLiteral("s"));
+}
+
 QColor opColor(const std::string& op_in) {
   std::string op = op_in.substr(op_in.rfind(':') == std::string::npos ? 0 : op_in.rfind(':') + 1);
   std::transform(op.begin(), op.end(), op.begin(), [](unsigned char c) { return std::tolower(c); });
@@ -123,7 +127,7 @@ BoxItem::BoxItem(GraphScene* scene, int item) : scene_(scene), item_(item) {
     case LayoutItemKind::Group: {
       const LayoutGroup& grp = scene->layout_.groups[it.id];
       title_ = QStringLiteral("▸ ") + q(grp.label);
-      subtitle_ = QObject::tr("%n node(s)", nullptr, grp.node_count);
+      subtitle_ = countText(grp.node_count, "node");
       color_ = pal().color(QPalette::Button);
       setToolTip(QObject::tr("%1 (collapsed, %2 nodes). Double-click to expand.").arg(q(grp.path)).arg(grp.node_count));
       break;
@@ -284,7 +288,7 @@ void FrameItem::paint(QPainter* p, const QStyleOptionGraphicsItem*, QWidget*) {
   p->setPen(mix(base, text, 0.5));
   QRectF rest = header.adjusted(bm.horizontalAdvance(label) + 8, 0, 0, 0);
   p->drawText(rest, Qt::AlignLeft | Qt::AlignVCenter,
-              fm.elidedText(QObject::tr("%n node(s)", nullptr, g.node_count), Qt::ElideRight, rest.width()));
+              fm.elidedText(countText(g.node_count, "node"), Qt::ElideRight, rest.width()));
 }
 
 void FrameItem::mousePressEvent(QGraphicsSceneMouseEvent* e) {

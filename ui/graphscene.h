@@ -26,6 +26,8 @@ struct NodeLabel {
 };
 NodeLabel nodeLabel(const GraphView& g, const GraphViewNode& n, GraphFlavor flavor);
 QColor opColor(const std::string& op);
+// "1 node", "3 nodes".
+QString countText(int n, const char* noun);
 // "Float(1, 3, 224, 224)" / "float32[1,3,224,224]" -> "1×3×224×224"; empty when no shape is found.
 QString shortShape(const std::string& type);
 

@@ -110,8 +110,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(runner_, &TaskRunner::progress, this, [this](int id, int phase, double fraction, const QString& message) {
     const Phase ph = static_cast<Phase>(phase);
     progress_->setValue(static_cast<int>(std::clamp(fraction, 0.0, 1.0) * 1000));
-    status_->setText(QStringLiteral("%1 · %2%3").arg(runner_->title(id), phaseLabel(ph),
-                                                      message.isEmpty() ? QString() : QStringLiteral(": ") + message));
+    QString where = runner_->title(id);
+    if (where != phaseLabel(ph)) where += QStringLiteral(" · ") + phaseLabel(ph);
+    status_->setText(where + (message.isEmpty() ? QString() : QStringLiteral(": ") + message));
     if (id == export_job_ || id == load_job_ || id == verify_job_) export_->setPhaseProgress(ph, fraction, message);
   });
   connect(runner_, &TaskRunner::busyChanged, this, [this](bool busy) {
@@ -197,7 +198,7 @@ void MainWindow::buildDocks() {
   splitDockWidget(inputsDock, optionsDock, Qt::Vertical);
   inputs_->setMinimumWidth(300);
   optionsScroll->setMinimumWidth(300);
-  auto* inspectorDock = dock(QStringLiteral("inspectorDock"), tr("Inspector"), inspector_, Qt::RightDockWidgetArea);
+  dock(QStringLiteral("inspectorDock"), tr("Inspector"), inspector_, Qt::RightDockWidgetArea);
   inspector_->setMinimumWidth(200);
   auto* exportDock = dock(QStringLiteral("exportDock"), tr("Export"), export_, Qt::BottomDockWidgetArea);
   auto* diagDock = dock(QStringLiteral("diagnosticsDock"), tr("Diagnostics"), diagnostics_, Qt::BottomDockWidgetArea);
@@ -613,7 +614,10 @@ void MainWindow::startExport() {
         // The TorchScript graph of this export, so ONNX origins point into it.
         torch_->setGraph(std::move(res.torch_graph));
         onnx_->setGraph(std::move(res.onnx_graph));
-        status_->setText(tr("Exported %1 (%2 warnings)").arg(file).arg(res.diagnostics.size()));
+        status_->setText(res.diagnostics.empty()
+                             ? tr("Exported %1").arg(file)
+                             : tr("Exported %1 (%2: see Diagnostics)")
+                                   .arg(file, countText(static_cast<int>(res.diagnostics.size()), "diagnostic")));
         updateActions();
         saveSession();
         emit exportFinished(true);
