@@ -14,8 +14,8 @@ namespace oxport::convert {
 namespace {
 
 const char* kTraceHint =
-    "export in trace mode (oxport export --trace, or ExportMode::Trace in the API): the example inputs' path "
-    "is recorded without the control flow";
+    "trace the model instead (torch.jit.trace with example inputs records only the path they take) and export "
+    "the traced file";
 
 // The ONNX dtype a TorchScript value has as a tensor (scalars are 0-d tensors).
 std::optional<DType> onnxDTypeOf(const Value* v) {

@@ -702,8 +702,7 @@ class Frontend {
     if (!n->blocks().empty()) {
       return nodeError(n, "control-flow",
                        std::string(n->kind().toQualString()) + " with blocks is not supported",
-                       "export in trace mode (oxport export --trace), which records only the path the example "
-                       "inputs take");
+                       "trace the model instead (torch.jit.trace with example inputs) and export the traced file");
     }
     if (n->kind() == prim::ListConstruct) {
       auto lt = n->output()->type()->cast<c10::ListType>();

@@ -1,0 +1,118 @@
+"""Scripted-control-flow fixtures (torch.jit.script, saved with torch.jit.save) and, per model, the
+input sets the test verifies with: chosen so that different runs take different branches or loop
+counts. usage: gen_control.py OUT_DIR
+"""
+import json
+import os
+import sys
+from typing import List, Optional, Tuple
+
+import torch
+
+
+class DataIf(torch.nn.Module):
+    def forward(self, x):
+        if x.mean() > 0:
+            y = x * 2 + 1
+        else:
+            y = x.relu() - 3
+        return y
+
+
+class LoopOverSize(torch.nn.Module):
+    def forward(self, x):
+        acc = torch.zeros_like(x[0])
+        for i in range(x.size(0)):
+            acc = acc * 0.5 + x[i] * i
+        return acc
+
+
+class EarlyExit(torch.nn.Module):
+    """A while loop with a data-dependent condition; returns the count as a tensor and a list."""
+
+    def forward(self, x) -> List[torch.Tensor]:
+        n = 0
+        while bool(x.abs().max() > 1.0) and n < 20:
+            x = x * 0.5
+            n += 1
+        return [x, torch.tensor(n)]
+
+
+class LstmLikeCell(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.ih = torch.nn.Linear(4, 32)
+        self.hh = torch.nn.Linear(8, 32)
+
+    def forward(self, xs, h: Optional[torch.Tensor] = None) -> Tuple[torch.Tensor, torch.Tensor]:
+        if h is None:
+            h = torch.zeros(xs.size(1), 8)
+        c = torch.zeros_like(h)
+        for t in range(xs.size(0)):
+            g = self.ih(xs[t]) + self.hh(h)
+            i, f, gg, o = g.chunk(4, 1)
+            c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(gg)
+            h = torch.sigmoid(o) * torch.tanh(c)
+        return h, c
+
+
+class NestedIfInLoop(torch.nn.Module):
+    def forward(self, x):
+        y = x
+        for i in range(x.size(0)):
+            if y[i].sum() > 0:
+                y = y - 1
+            else:
+                y = y + 2
+        return y
+
+
+class RaisesOnData(torch.nn.Module):
+    def forward(self, x):
+        if x.sum() > 1000.0:
+            raise ValueError("input too large")
+        return x + 1
+
+
+@torch.jit.script
+def scripted_function(x, k: int):
+    if k > 2:
+        return x + k
+    return x - k
+
+
+def T(*shape, fill="randn", seed=0):
+    return {"tensor": {"shape": list(shape), "dtype": "float32", "fill": fill, "seed": seed}}
+
+
+CASES = [
+    # name, module, input sets (each a list of args), dynamic axes {input name: [axes]}, expected ONNX ops
+    ("data_if", DataIf(), [[T(3, 4, fill="ones")], [T(3, 4, fill="zeros")], [T(3, 4, seed=1)], [T(3, 4, seed=2)]],
+     {"x": [0]}, ["If"]),
+    ("loop_over_size", LoopOverSize(), [[T(3, 4)], [T(1, 4, seed=1)], [T(6, 4, seed=2)]], {"x": [0]}, ["Loop"]),
+    ("early_exit", EarlyExit(), [[T(3, 4, seed=3)], [T(3, 4, fill="zeros")], [T(3, 4, fill="arange")],
+                                 [T(3, 4, fill="ones")]], {"x": [0]}, ["Loop"]),
+    ("lstm_like_cell", LstmLikeCell(), [[T(5, 2, 4)], [T(1, 2, 4, seed=1)], [T(7, 3, 4, seed=2)]],
+     {"x": [0, 1]}, ["Loop"]),
+    ("nested_if_in_loop", NestedIfInLoop(), [[T(4, 3)], [T(2, 3, seed=1)], [T(5, 3, fill="ones")]],
+     {"x": [0]}, ["Loop"]),
+    ("scripted_function", scripted_function, [[T(2, 3), 3], [T(2, 3, seed=4), 3]], {}, []),
+    ("raises_on_data", RaisesOnData(), [[T(2, 3)]], {}, []),
+]
+
+
+def main():
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    rows = []
+    for name, module, input_sets, dynamic, ops in CASES:
+        torch.manual_seed(0)
+        s = module if isinstance(module, torch.jit.ScriptFunction) else torch.jit.script(module)
+        s.save(os.path.join(out, name + ".pt"))
+        rows.append({"name": name, "model": name + ".pt", "input_sets": input_sets, "dynamic": dynamic, "ops": ops})
+    with open(os.path.join(out, "manifest.json"), "w") as f:
+        json.dump(rows, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
