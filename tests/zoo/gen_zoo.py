@@ -30,6 +30,15 @@ def tv(fn, **kw):
     return build
 
 
+def vit_b_16():
+    # torchvision zero-initializes the ViT head, which would make the logits all zero and the
+    # comparison vacuous: give the head random weights like every other layer.
+    model = tv("vit_b_16")()
+    nn.init.normal_(model.heads.head.weight, std=0.02)
+    nn.init.normal_(model.heads.head.bias, std=0.02)
+    return model
+
+
 class EncoderWithMask(nn.Module):
     """nn.TransformerEncoder called with a key padding mask (True = padding)."""
 
@@ -96,7 +105,7 @@ MODELS = [
     image_model("squeezenet1_1", tv("squeezenet1_1"), 64),
     image_model("densenet121", tv("densenet121"), 64),
     image_model("inception_v3", tv("inception_v3", aux_logits=False, init_weights=True), 75),
-    image_model("vit_b_16", tv("vit_b_16"), 224),
+    image_model("vit_b_16", vit_b_16, 224),
     # nn.TransformerEncoder, 4 layers, d_model 64: the composite path (traced with autograd on) ...
     encoder_model("transformer_encoder", encoder(), False, False),
     encoder_model("transformer_encoder_mask", encoder(), False, True),

@@ -98,7 +98,11 @@ void runModel(const ZooModel& m, const Model& model, int opset) {
             << r->stats.onnx_nodes << " nodes";
   for (const auto& run : report->runs) {
     double rel = 0;
-    for (const auto& o : run.outputs) rel = std::max(rel, o.max_rel_error);
+    for (const auto& o : run.outputs) {
+      rel = std::max(rel, o.max_rel_error);
+      // An output that is zero everywhere would make the comparison vacuous.
+      EXPECT_GT(o.max_magnitude, 0.0) << m.name << ": output " << o.name << " is all zeros";
+    }
     row["runs"].push_back({{"shapes", run.input_shapes}, {"max_rel_error", rel}, {"passed", run.passed}});
     std::cout << "; " << shapeText(run.input_shapes) << " rel " << rel << (run.passed ? "" : " FAILED");
   }
