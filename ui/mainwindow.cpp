@@ -9,6 +9,7 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QLabel>
+#include <QLineEdit>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
@@ -150,6 +151,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(inspector_, &Inspector::nodeLinkActivated, this,
           [this](bool torch, int id) { (torch ? torch_ : onnx_)->selectNode(id, true); });
   connect(diagnostics_, &DiagnosticsView::diagnosticActivated, this, &MainWindow::jumpToDiagnostic);
+  connect(options_, &OptionsForm::problemActivated, this, &MainWindow::focusOption);
   connect(export_->exportButton(), &QPushButton::clicked, this, &MainWindow::startExport);
   connect(export_->verifyButton(), &QPushButton::clicked, this, &MainWindow::startVerify);
   connect(export_->cancelButton(), &QPushButton::clicked, this, &MainWindow::cancelJobs);
@@ -701,6 +703,32 @@ void MainWindow::jumpToDiagnostic(const Diagnostic& d) {
   }
   if (best >= 0 && best_score >= 2) torch_->selectNode(best, true);
   else if (!d.module_path.empty()) torch_->selectGroup(q(d.module_path));
+  else if (!d.option.empty()) focusOption(q(d.option));
+}
+
+void MainWindow::focusOption(const QString& option) {
+  // Options edited in the form get the focus; arguments, names and axes live in the Inputs panel.
+  if (options_->focusOption(option.toStdString())) {
+    if (auto* dock = findChild<QDockWidget*>(QStringLiteral("optionsDock"))) {
+      dock->show();
+      dock->raise();
+    }
+    return;
+  }
+  if (auto* dock = findChild<QDockWidget*>(QStringLiteral("inputsDock"))) {
+    dock->show();
+    dock->raise();
+  }
+  // "dynamic_axes.image" / "input_names": the first field of that input, when there is one.
+  const QString name = option.section(QLatin1Char('.'), 1);
+  for (auto* e : inputs_->findChildren<QLineEdit*>()) {
+    if (!e->objectName().endsWith(QStringLiteral(".inputName")) && !e->objectName().endsWith(QStringLiteral(".name")))
+      continue;
+    if (name.isEmpty() || e->text() == name) {
+      e->setFocus(Qt::OtherFocusReason);
+      return;
+    }
+  }
 }
 
 // ---- messages, events

@@ -102,6 +102,7 @@ class MainWindow : public QMainWindow, public FormHost {
   void addRecent(const QString& path);
   void rebuildRecentMenu();
   void jumpToDiagnostic(const Diagnostic& d);
+  void focusOption(const QString& option);
   void crossHighlight(bool from_torch, int node_id);
   GraphPreview* activePreview() const;
   void about();

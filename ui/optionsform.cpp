@@ -308,6 +308,13 @@ void OptionsForm::showProblems(const std::vector<Diagnostic>& problems) {
 
 int OptionsForm::problemCount() const { return problems_->count(); }
 
+bool OptionsForm::focusOption(const std::string& option) {
+  QWidget* w = widgetForOption(option);
+  if (!w || w == input_names_ || w == output_names_ || w == dynamic_axes_) return false;
+  w->setFocus(Qt::OtherFocusReason);
+  return true;
+}
+
 void OptionsForm::commit(const QString& field, const QString& what) { emit edited(state_, field, what); }
 
 }  // namespace oxport::studio

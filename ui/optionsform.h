@@ -29,6 +29,9 @@ class OptionsForm : public QWidget {
   // Lists the problems and marks the fields of the options at fault.
   void showProblems(const std::vector<Diagnostic>& problems);
   int problemCount() const;
+  // Gives the field of an option (preset key such as "opset_version") the focus; false when the
+  // option is not edited here (arguments, names and axes are in the Inputs panel).
+  bool focusOption(const std::string& option);
 
  signals:
   void edited(const oxport::Preset& p, const QString& field, const QString& what);

@@ -10,6 +10,7 @@
 #include <QElapsedTimer>
 #include <QFile>
 #include <QLineEdit>
+#include <QListWidget>
 #include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QPushButton>
@@ -208,6 +209,13 @@ class StudioTest : public QObject {
     bool names_option = false;
     for (const auto& d : w->problems()) names_option |= d.option == "opset_version";
     QVERIFY(names_option);
+    // Activating the problem takes the user to the field at fault.
+    auto* list = find<QListWidget>(w.get(), "opt.problems");
+    QVERIFY(list && list->isVisible());
+    find<QCheckBox>(w.get(), "opt.verbose")->setFocus();
+    list->setCurrentRow(0);
+    QTest::keyClick(list, Qt::Key_Return);
+    QCOMPARE(w->focusWidget(), static_cast<QWidget*>(find<QSpinBox>(w.get(), "opt.opset_version")));
     w->undoStack()->undo();
     QVERIFY(w->problems().empty());
     QVERIFY(w->exportAction()->isEnabled());
