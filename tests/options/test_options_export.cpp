@@ -353,9 +353,24 @@ TEST(Training, PreserveFollowsTheSavedFlag) {
   const auto* tm = findAttr(*bn, "training_mode");
   EXPECT_TRUE(!tm || tm->i() == 0);
   EXPECT_EQ(countOp(ev.proto.graph(), "Dropout"), 0);
+  EXPECT_FALSE(hasDiagnostic(ev.result.diagnostics, "traced-in-training-mode"));
   auto tr = exportOk("net_train", o);
+  EXPECT_FALSE(hasDiagnostic(tr.result.diagnostics, "traced-in-training-mode"));
   EXPECT_EQ(countOp(tr.proto.graph(), "BatchNormalization"), 1);
   EXPECT_EQ(countOp(tr.proto.graph(), "Dropout"), 1);
+}
+
+TEST(Training, EvalOfAModuleTracedInTrainingModeWarns) {
+  auto e = exportOk("net_train", netOptions());
+  EXPECT_EQ(countOp(e.proto.graph(), "Dropout"), 0);
+  EXPECT_EQ(countOp(e.proto.graph(), "BatchNormalization"), 0);
+  bool warned = false;
+  for (const auto& d : e.result.diagnostics)
+    if (d.code == "traced-in-training-mode") {
+      warned = true;
+      EXPECT_EQ(d.option, "training");
+    }
+  EXPECT_TRUE(warned);
 }
 
 // ---- input_names / output_names ----------------------------------------------------------------

@@ -253,6 +253,16 @@ Result<ExportResult> Model::exportOnnx(const ExportOptions& options, const Outpu
   stats.phase_ms["passes+trace"] = msSince(t);
   ts::Graph& g = *fr.graph;
   for (auto& w : fr.warnings) result.diagnostics.push_back(w);
+  if (impl_->info.kind == ModelKind::TracedModule && impl_->info.training &&
+      options.training == TrainingMode::Eval) {
+    Diagnostic w = makeWarning("traced-in-training-mode",
+                               "the module was traced in training mode, so its trace has training behaviour "
+                               "baked in (dropout, batch statistics); the ONNX model follows training=EVAL, "
+                               "but libtorch's own run of this file (verify) keeps the training behaviour",
+                               "trace the module after model.eval(), or export with training=PRESERVE or TRAINING");
+    w.option = "training";
+    result.diagnostics.push_back(w);
+  }
   stats.torch_nodes = static_cast<int>(g.nodes.size());
   for (const auto* n : g.nodes) ++stats.torch_op_histogram[n->kind];
   result.torch_graph = tsGraphView(g);
