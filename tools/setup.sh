@@ -18,7 +18,7 @@ packages=(
   libtorch-dev libonnx-dev libprotobuf-dev protobuf-compiler
   qt6-base-dev librapidcheck-dev libgtest-dev libgmock-dev nlohmann-json3-dev
   python3-torch python3-torchvision python3-onnx
-  xvfb xauth imagemagick
+  xvfb xauth imagemagick procps
   clang libclang-rt-14-dev
 )
 command -v node >/dev/null 2>&1 || packages+=(nodejs)

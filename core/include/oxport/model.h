@@ -76,6 +76,16 @@ struct OutputTarget {
   static OutputTarget toStream(std::ostream& s) { OutputTarget t; t.stream = &s; return t; }
 };
 
+// How Model::load guards against libtorch crashing on a malformed file (see load_probe.h).
+//   ChildProcess (the default): the file is first read in a fork()ed child; a crash there becomes the
+//     error `load-crashed` and this process is unharmed. The file is parsed twice.
+//   CallerIsolated: the caller already runs in a process of its own whose crash is reported (the
+//     `oxport` command does this), so the file is parsed once; the checks that need no child
+//     (archive, CRC-32s, debug info) still run.
+enum class LoadGuard { ChildProcess, CallerIsolated };
+void setLoadGuard(LoadGuard guard);  // process-wide; set it before loading
+LoadGuard loadGuard();
+
 class Model {
  public:
   struct Impl;

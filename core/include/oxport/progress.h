@@ -9,7 +9,6 @@
 namespace oxport {
 
 enum class Phase { Load, Passes, Trace, Convert, Fold, Optimize, Serialize, Check, Verify };
-const char* phaseName(Phase p);
 constexpr int kPhaseCount = 9;
 
 // Called from the worker thread: phase, fraction of that phase done (0..1), a short message.

@@ -2,7 +2,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
+#include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -63,6 +71,26 @@ Every option mirrors a key of the preset file (docs/PRESET.md); a flag overrides
   --tolerance T                  verification tolerance relative to the output's magnitude (1e-4)
   --json                         print diagnostics as JSON
 )";
+
+// What the supervised child (runCliIsolated) is doing, in memory its parent shares, so that a
+// crash can be reported with what was being done to which file.
+struct CrashBoard {
+  char phase[256];
+  char model[2048];
+  char output[2048];
+};
+CrashBoard* g_board = nullptr;
+
+void copyField(char* dst, size_t n, const std::string& s) {
+  std::snprintf(dst, n, "%s", s.c_str());
+}
+
+void notePhase(const std::string& phase, const std::string& model = {}, const std::string& output = {}) {
+  if (!g_board) return;
+  copyField(g_board->phase, sizeof g_board->phase, phase);
+  if (!model.empty()) copyField(g_board->model, sizeof g_board->model, model);
+  if (!output.empty()) copyField(g_board->output, sizeof g_board->output, output);
+}
 
 struct CliError {
   std::string message;
@@ -312,12 +340,6 @@ Result<Job> makeJob(const ParsedArgs& p, size_t model_pos) {
   return job;
 }
 
-std::string shapeText(const std::vector<int64_t>& s) {
-  std::string out = "[";
-  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
-  return out + "]";
-}
-
 json statsJson(const ExportStats& s) {
   json j;
   j["phase_ms"] = s.phase_ms;
@@ -368,6 +390,7 @@ int cmdExportOrVerify(const ParsedArgs& p, std::ostream& out, std::ostream& err,
     }
     return 0;
   };
+  notePhase("loading", job.model, job.output);
   auto model = Model::load(job.model);
   if (!model.ok()) {
     printDiagnostics(err, model.error().diagnostics(), p.json);
@@ -377,6 +400,7 @@ int cmdExportOrVerify(const ParsedArgs& p, std::ostream& out, std::ostream& err,
   }
   bool ok = true;
   if (!verify_only) {
+    notePhase("exporting");
     auto r = model->exportOnnx(job.options, OutputTarget::toFile(job.output));
     if (!r.ok()) {
       printDiagnostics(err, r.error().diagnostics(), p.json);
@@ -412,6 +436,7 @@ int cmdExportOrVerify(const ParsedArgs& p, std::ostream& out, std::ostream& err,
     }
     VerifyOptions vo;
     vo.tolerance = p.tolerance;
+    notePhase("verifying");
     auto vr = verifyExport(*model, job.options, job.output, **rt, vo);
     if (!vr.ok()) {
       printDiagnostics(err, vr.error().diagnostics(), p.json);
@@ -429,11 +454,13 @@ int cmdExportOrVerify(const ParsedArgs& p, std::ostream& out, std::ostream& err,
 int cmdInspect(const ParsedArgs& p, std::ostream& out, std::ostream& err) {
   auto jobr = makeJob(p, 0);
   if (!jobr.ok()) return usageError(err, jobr.error());
+  notePhase("loading", jobr->model);
   auto model = Model::load(jobr->model);
   if (!model.ok()) {
     printDiagnostics(err, model.error().diagnostics(), p.json);
     return 1;
   }
+  notePhase("inspecting");
   auto g = model->inspect(jobr->options);
   if (!g.ok()) {
     printDiagnostics(err, g.error().diagnostics(), p.json);
@@ -445,6 +472,7 @@ int cmdInspect(const ParsedArgs& p, std::ostream& out, std::ostream& err) {
 
 int cmdInfo(const ParsedArgs& p, std::ostream& out, std::ostream& err) {
   if (p.positional.empty()) return usageError(err, Error("usage", "info needs MODEL.pt"));
+  notePhase("loading", p.positional[0]);
   auto model = Model::load(p.positional[0]);
   if (!model.ok()) {
     printDiagnostics(err, model.error().diagnostics(), p.json);
@@ -532,6 +560,125 @@ int runCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
   }
   err << "oxport: unknown command '" << cmd << "'\n" << kMainHelp;
   return 2;
+}
+
+namespace {
+
+volatile sig_atomic_t g_child = 0;
+
+void forwardSignal(int sig) {
+  if (g_child > 0) ::kill(static_cast<pid_t>(g_child), sig);
+}
+
+// Removes the temporary files an atomic write beside `target` left behind (".NAME.tmp-XXXXXX")
+// when the process writing them died; only those made since `since`.
+void removeStaleTemporaries(const std::filesystem::path& target, std::filesystem::file_time_type since) {
+  namespace fs = std::filesystem;
+  if (target.empty()) return;
+  std::error_code ec;
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  std::vector<std::string> prefixes = {"." + target.filename().string() + ".tmp-"};
+  prefixes.push_back("." + target.filename().string() + ".data.tmp-");  // external data beside it
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    bool match = false;
+    for (const auto& pre : prefixes) match = match || (name.rfind(pre, 0) == 0 && name.size() == pre.size() + 6);
+    if (!match) continue;
+    std::error_code e2;
+    if (fs::last_write_time(it->path(), e2) >= since && !e2) fs::remove(it->path(), e2);
+  }
+}
+
+}  // namespace
+
+int runCliIsolated(const std::vector<std::string>& args) {
+  auto parsed = parseArgs(args);
+  const char* env = std::getenv("OXPORT_ISOLATE");
+  const bool wanted = !(env && std::string(env) == "0");
+  const std::string cmd = parsed.ok() ? parsed->command : "";
+  if (!wanted || !parsed.ok() || parsed->help ||
+      (cmd != "export" && cmd != "verify" && cmd != "inspect" && cmd != "info"))
+    return runCli(args, std::cout, std::cerr);
+
+  void* mem = ::mmap(nullptr, sizeof(CrashBoard), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (mem == MAP_FAILED) return runCli(args, std::cout, std::cerr);
+  g_board = new (mem) CrashBoard{};
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
+  const auto started = std::filesystem::file_time_type::clock::now();
+  const pid_t pid = ::fork();
+  if (pid < 0) return runCli(args, std::cout, std::cerr);
+  if (pid == 0) {
+    // The child does the work; a libtorch crash ends only it, and the parent reports it. The
+    // model is therefore read once (no load probe of its own).
+    setLoadGuard(LoadGuard::CallerIsolated);
+    const int rc = runCli(args, std::cout, std::cerr);
+    std::cout.flush();
+    std::cerr.flush();
+    return rc;
+  }
+
+  g_child = pid;
+  struct sigaction sa {};
+  sa.sa_handler = forwardSignal;
+  sigemptyset(&sa.sa_mask);
+  // Forward what would have ended this process to the child (Ctrl+C reaches both anyway); a
+  // signal this process was started ignoring (e.g. SIGINT in a background job) stays ignored.
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) {
+    struct sigaction old {};
+    if (::sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+    ::sigaction(sig, &sa, nullptr);
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  g_child = 0;
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (!WIFSIGNALED(status)) return 1;
+
+  const int sig = WTERMSIG(status);
+  const ParsedArgs& p = *parsed;
+  const std::string phase = g_board->phase[0] ? g_board->phase : "starting";
+  const std::string model = g_board->model, output = g_board->output;
+  removeStaleTemporaries(output, started);
+  if (p.report) removeStaleTemporaries(*p.report, started);
+  const std::string kept = output.empty() ? std::string("nothing was written")
+                                          : output + " was not written (an earlier file of that name is untouched)";
+  Diagnostic d;
+  d.severity = Severity::Error;
+  int rc = 1;
+  if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT) {
+    d.code = "interrupted";
+    d.message = "interrupted (" + std::string(::strsignal(sig)) + ") while " + phase + (model.empty() ? "" : " " + model);
+    d.hint = kept;
+    rc = 128 + sig;
+  } else if (sig == SIGKILL) {
+    d.code = "killed";
+    d.message = "oxport was killed while " + phase + (model.empty() ? "" : " " + model) +
+                "; the system may have run out of memory";
+    d.hint = kept + "; free memory or export on a larger machine";
+  } else if (phase == "loading") {
+    d.code = "load-crashed";
+    d.message = "libtorch crashed (" + std::string(::strsignal(sig)) + ") while reading " + model +
+                ": its TorchScript code or pickled data is malformed";
+    d.hint = "the file was altered after torch.jit.save wrote it, or was not written by it; save the model again; " + kept;
+  } else {
+    d.code = "crashed";
+    d.message = "oxport crashed (" + std::string(::strsignal(sig)) + ") while " + phase +
+                (model.empty() ? "" : " " + model);
+    d.hint = "this is a bug in oxport or libtorch: please report it with the model and the command line; " + kept;
+  }
+  printDiagnostics(std::cerr, {d}, p.json);
+  if (p.report) {
+    json report;
+    report["model"] = model;
+    report["output"] = output;
+    report["status"] = d.code == "interrupted" ? "interrupted" : "crashed";
+    report["errors"] = json::parse(toJson(std::vector<Diagnostic>{d}));
+    (void)writeFileAtomically(*p.report, report.dump(2) + "\n");
+  }
+  return rc;
 }
 
 }  // namespace oxport

@@ -11,6 +11,7 @@
 #include <torch/csrc/jit/serialization/import.h>
 #include <torch/csrc/jit/serialization/pickle.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -74,8 +75,43 @@ std::string checkDebugInfo(caffe2::serialize::PyTorchStreamReader& reader) {
 
 }  // namespace
 
+void readAllSourceRanges(const torch::jit::Module& m) {
+  for (const torch::jit::Function* f : m._ivalue()->compilation_unit()->get_functions())
+    if (const auto* gf = dynamic_cast<const torch::jit::GraphFunction*>(f)) touchSourceRanges(gf->graph()->block());
+}
+
+Error loadFailed(const std::filesystem::path& path, const std::string& why) {
+  return Error("load-failed", "cannot load " + path.string() + " as TorchScript: " + why,
+               "the file may be truncated or saved by an incompatible PyTorch; save it again with "
+               "torch.jit.save (PyTorch 1.13 or older formats are read)");
+}
+
+Error corruptModel(const std::filesystem::path& path, const std::string& why) {
+  return Error("corrupt-model", path.string() + " is damaged: " + why,
+               "the file was altered after torch.jit.save wrote it; save the model again");
+}
+
+namespace {
+std::atomic<LoadGuard> g_guard{LoadGuard::ChildProcess};
+}  // namespace
+
+void setLoadGuard(LoadGuard guard) { g_guard = guard; }
+LoadGuard loadGuard() { return g_guard; }
+
 Status probeLoadInChild(const std::filesystem::path& path, const CancelToken& cancel) {
   if (const char* env = std::getenv("OXPORT_LOAD_PROBE"); env && std::string(env) == "0") return okStatus();
+  if (g_guard == LoadGuard::CallerIsolated) {
+    // A crash here ends the caller's isolated process, which reports it; only the checks remain.
+    std::string message;
+    try {
+      caffe2::serialize::PyTorchStreamReader reader(path.string());
+      message = checkDebugInfo(reader);
+    } catch (const std::exception& e) {
+      return loadFailed(path, torchErrorMessage(e));
+    }
+    if (!message.empty()) return corruptModel(path, message);
+    return okStatus();
+  }
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return okStatus();  // no probe possible; load directly
   const pid_t pid = ::fork();
@@ -101,10 +137,7 @@ Status probeLoadInChild(const std::filesystem::path& path, const CancelToken& ca
         ::_exit(code);
       }
       torch::jit::Module m = torch::jit::load(path.string());
-      // The source ranges of the saved debug info are unpickled lazily, when the exporter first
-      // asks for a node's file and line: ask for every node's here, in the child.
-      for (const torch::jit::Function* f : m._ivalue()->compilation_unit()->get_functions())
-        if (const auto* gf = dynamic_cast<const torch::jit::GraphFunction*>(f)) touchSourceRanges(gf->graph()->block());
+      readAllSourceRanges(m);
     } catch (const std::exception& e) {
       message = torchErrorMessage(e);
       code = 3;
@@ -155,13 +188,8 @@ Status probeLoadInChild(const std::filesystem::path& path, const CancelToken& ca
                  "the file was altered after torch.jit.save wrote it, or was not written by it; save the model "
                  "again. (oxport read it in a separate process, so nothing else was affected.)");
   }
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 4)
-    return Error("corrupt-model", path.string() + " is damaged: " + message,
-                 "the file was altered after torch.jit.save wrote it; save the model again");
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 3)
-    return Error("load-failed", "cannot load " + path.string() + " as TorchScript: " + message,
-                 "the file may be truncated or saved by an incompatible PyTorch; save it again with "
-                 "torch.jit.save (PyTorch 1.13 or older formats are read)");
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 4) return corruptModel(path, message);
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 3) return loadFailed(path, message);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
     return Error("load-crashed",
                  "libtorch ended abnormally (exit status " + std::to_string(WEXITSTATUS(status)) +

@@ -15,15 +15,29 @@
 // (`corrupt-model`). The parent polls the CancelToken while it waits (cancel kills the child).
 //
 // Cost: the archive is parsed twice (the child's copy of the process is copy-on-write).
-// Set OXPORT_LOAD_PROBE=0 to skip the child (e.g. under a debugger).
+// With setLoadGuard(LoadGuard::CallerIsolated) (the `oxport` command, which runs its work in a
+// supervised child of its own) the debug-info check runs in this process and nothing is forked.
+// Set OXPORT_LOAD_PROBE=0 to skip the child and the checks (e.g. under a debugger).
 #pragma once
 
 #include <filesystem>
 
+#include <torch/csrc/jit/api/module.h>
+
 #include "oxport/diagnostic.h"
+#include "oxport/model.h"
 #include "oxport/progress.h"
 
 namespace oxport {
+
+// The source ranges of the saved debug info are unpickled lazily, when a node's file and line are
+// first asked for: ask for every node's now (where a crash is still a crash while loading).
+void readAllSourceRanges(const torch::jit::Module& m);
+
+// The errors of a file libtorch cannot read (`load-failed`) or whose contents are damaged
+// (`corrupt-model`), with their hints.
+Error loadFailed(const std::filesystem::path& path, const std::string& why);
+Error corruptModel(const std::filesystem::path& path, const std::string& why);
 
 Status probeLoadInChild(const std::filesystem::path& path, const CancelToken& cancel);
 

@@ -90,10 +90,9 @@ Result<Model> Model::load(const std::filesystem::path& path, const ProgressFn& p
   auto impl = std::make_shared<Impl>();
   try {
     impl->module = torch::jit::load(path.string());
+    if (loadGuard() == LoadGuard::CallerIsolated) readAllSourceRanges(impl->module);
   } catch (const std::exception& e) {
-    return Error("load-failed", "cannot load " + path.string() + " as TorchScript: " + torchErrorMessage(e),
-                 "the file may be truncated or saved by an incompatible PyTorch; save it again with "
-                 "torch.jit.save (PyTorch 1.13 or older formats are read)");
+    return loadFailed(path, torchErrorMessage(e));
   }
   if (cancel.cancelled()) return Error("cancelled", "loading was cancelled");
   auto method = impl->module.find_method("forward");
