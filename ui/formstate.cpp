@@ -89,22 +89,6 @@ ArgRow rowFor(const ArgumentInfo& a) {
   return r;
 }
 
-void mapNpy(ArgValue& v, const std::function<std::string(const std::string&)>& f) {
-  if (auto* t = std::get_if<TensorSpec>(&v.v)) {
-    if (t->fill == FillKind::Npy && !t->npy.empty()) t->npy = f(t->npy);
-  } else if (auto* l = std::get_if<ArgValue::List>(&v.v)) {
-    for (auto& x : *l) mapNpy(x, f);
-  }
-}
-
-Preset mapPaths(Preset p, const std::function<std::string(const std::string&)>& f) {
-  if (p.model && !p.model->empty()) p.model = f(*p.model);
-  if (p.output && !p.output->empty()) p.output = f(*p.output);
-  for (auto& a : p.options.args) mapNpy(a, f);
-  for (auto& kv : p.options.kwargs) mapNpy(kv.second, f);
-  return p;
-}
-
 }  // namespace
 
 ArgType argTypeOf(const std::string& type_in) {
@@ -466,7 +450,7 @@ std::optional<ArgValue::List> parseNumberList(const std::string& text_in) {
 }
 
 Preset withAbsolutePaths(Preset p, const std::string& base_dir) {
-  return mapPaths(std::move(p), [&](const std::string& s) {
+  return mapPresetPaths(std::move(p), [&](const std::string& s) {
     std::filesystem::path q(s);
     if (q.is_absolute() || base_dir.empty()) return s;
     return (std::filesystem::path(base_dir) / q).lexically_normal().string();
@@ -474,7 +458,7 @@ Preset withAbsolutePaths(Preset p, const std::string& base_dir) {
 }
 
 Preset withRelativePaths(Preset p, const std::string& base_dir) {
-  return mapPaths(std::move(p), [&](const std::string& s) {
+  return mapPresetPaths(std::move(p), [&](const std::string& s) {
     std::filesystem::path q(s);
     if (!q.is_absolute() || base_dir.empty()) return s;
     std::filesystem::path rel = q.lexically_relative(std::filesystem::path(base_dir));

@@ -788,6 +788,30 @@ std::filesystem::path resolvePresetPath(const std::filesystem::path& preset_file
   return (preset_file.parent_path() / path).lexically_normal();
 }
 
+namespace {
+
+void mapNpyPaths(ArgValue& v, const std::function<std::string(const std::string&)>& f) {
+  if (auto* t = std::get_if<TensorSpec>(&v.v)) {
+    if (t->fill == FillKind::Npy && !t->npy.empty()) t->npy = f(t->npy);
+  } else if (auto* l = std::get_if<ArgValue::List>(&v.v)) {
+    for (auto& x : *l) mapNpyPaths(x, f);
+  }
+}
+
+}  // namespace
+
+Preset mapPresetPaths(Preset p, const std::function<std::string(const std::string&)>& f) {
+  if (p.model && !p.model->empty()) p.model = f(*p.model);
+  if (p.output && !p.output->empty()) p.output = f(*p.output);
+  for (auto& a : p.options.args) mapNpyPaths(a, f);
+  for (auto& kv : p.options.kwargs) mapNpyPaths(kv.second, f);
+  return p;
+}
+
+Preset resolvePresetPaths(Preset p, const std::filesystem::path& preset_file) {
+  return mapPresetPaths(std::move(p), [&](const std::string& s) { return resolvePresetPath(preset_file, s).string(); });
+}
+
 // ---- compact tensor specs (grammar in preset.h) ----
 
 namespace {

@@ -43,14 +43,6 @@ std::vector<OpCase> loadManifest() {
   return out;
 }
 
-void resolveNpy(ArgValue& a, const fs::path& preset) {
-  if (auto* t = std::get_if<TensorSpec>(&a.v)) {
-    if (t->fill == FillKind::Npy) t->npy = resolvePresetPath(preset, t->npy).string();
-  } else if (auto* l = std::get_if<ArgValue::List>(&a.v)) {
-    for (auto& e : *l) resolveNpy(e, preset);
-  }
-}
-
 OnnxRuntime& runtime() {
   static std::unique_ptr<OnnxRuntime> rt = [] {
     auto r = makeDefaultRuntime();
@@ -69,9 +61,7 @@ void runCase(const OpCase& c, int opset) {
   fs::path dir = fs::path(OXPORT_OPS_DIR) / c.dir;
   auto preset = loadPreset(dir / "preset.json");
   ASSERT_TRUE(preset.ok()) << preset.error().message();
-  ExportOptions options = preset->options;
-  for (auto& a : options.args) resolveNpy(a, dir / "preset.json");
-  for (auto& kv : options.kwargs) resolveNpy(kv.second, dir / "preset.json");
+  ExportOptions options = resolvePresetPaths(*preset, dir / "preset.json").options;
   options.opset_version = opset;
   auto model = Model::load(dir / "model.pt");
   ASSERT_TRUE(model.ok()) << model.error().message();

@@ -666,6 +666,24 @@ TEST(PresetPaths, ResolveAgainstThePresetFolder) {
   EXPECT_EQ(resolvePresetPath("rel/a.json", "./in/x.npy"), fs::path("rel/in/x.npy"));
 }
 
+TEST(PresetPaths, ResolvePresetPathsReachesEveryPathItHolds) {
+  auto r = parsePreset(R"({"model": "m.pt", "output": "/abs/out.onnx",
+    "args": [{"tensor": {"fill": {"npy": "x.npy"}}},
+             [{"tensor": {"fill": {"npy": "in/y.npy"}}}, {"tensor": {"shape": [2]}}]],
+    "kwargs": {"mask": {"tensor": {"fill": {"npy": "../m.npy"}}}}})");
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  const Preset p = resolvePresetPaths(*r, "/p/q/a.json");
+  EXPECT_EQ(p.model, "/p/q/m.pt");
+  EXPECT_EQ(p.output, "/abs/out.onnx");
+  EXPECT_EQ(std::get<TensorSpec>(p.options.args[0].v).npy, "/p/q/x.npy");
+  const auto& list = std::get<ArgValue::List>(p.options.args[1].v);
+  EXPECT_EQ(std::get<TensorSpec>(list[0].v).npy, "/p/q/in/y.npy");
+  EXPECT_EQ(std::get<TensorSpec>(list[1].v).fill, FillKind::Randn);
+  EXPECT_EQ(std::get<TensorSpec>(p.options.kwargs.at(0).second.v).npy, "/p/m.npy");
+  // The preset as written is not changed: saving it keeps relative paths.
+  EXPECT_EQ(r->model, "m.pt");
+}
+
 // ---- compact tensor specs ----
 
 TensorSpec specOf(std::string_view text) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -32,6 +33,12 @@ Status savePreset(const Preset& p, const std::filesystem::path& file);
 // Resolves a path from a preset (model, output, npy fills) against the preset's folder. The parser
 // keeps paths as written, so that saving a loaded preset writes them unchanged.
 std::filesystem::path resolvePresetPath(const std::filesystem::path& preset_file, const std::string& p);
+
+// Every path a preset holds (model, output, the .npy of tensor fills in args and kwargs, nested
+// lists included), mapped through f; empty paths are left alone.
+Preset mapPresetPaths(Preset p, const std::function<std::string(const std::string&)>& f);
+// mapPresetPaths with resolvePresetPath: the preset as loaded from preset_file, ready to run.
+Preset resolvePresetPaths(Preset p, const std::filesystem::path& preset_file);
 
 // The CLI's compact tensor spec, e.g. "1x3x224x224", "1,3,224,224", "1x3x224x224:float32:randn",
 // "2x5:int64:arange", "4:zeros:seed=7", "npy=inputs/x.npy".

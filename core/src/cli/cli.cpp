@@ -317,21 +317,11 @@ struct Job {
 Result<Job> makeJob(const ParsedArgs& p, size_t model_pos) {
   Job job;
   if (p.preset) {
-    OXPORT_ASSIGN(Preset preset, loadPreset(*p.preset));
+    OXPORT_ASSIGN(Preset loaded, loadPreset(*p.preset));
+    const Preset preset = resolvePresetPaths(std::move(loaded), *p.preset);
     job.options = preset.options;
-    for (auto* list : {&job.options.args}) {
-      std::function<void(ArgValue&)> fix = [&](ArgValue& a) {
-        if (auto* t = std::get_if<TensorSpec>(&a.v)) {
-          if (t->fill == FillKind::Npy) t->npy = resolvePresetPath(*p.preset, t->npy).string();
-        } else if (auto* l = std::get_if<ArgValue::List>(&a.v)) {
-          for (auto& e : *l) fix(e);
-        }
-      };
-      for (auto& a : *list) fix(a);
-      for (auto& kv : job.options.kwargs) fix(kv.second);
-    }
-    if (preset.model) job.model = resolvePresetPath(*p.preset, *preset.model).string();
-    if (preset.output) job.output = resolvePresetPath(*p.preset, *preset.output).string();
+    if (preset.model) job.model = *preset.model;
+    if (preset.output) job.output = *preset.output;
   }
   for (const auto& f : p.overrides) OXPORT_TRY(f(job.options));
   if (p.positional.size() > model_pos) job.model = p.positional[model_pos];
