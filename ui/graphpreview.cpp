@@ -30,6 +30,7 @@ constexpr size_t kAutoCollapseNodes = 1500;
 struct LayoutOutcome {
   GraphLayout layout;
   std::set<std::string> collapsed;
+  std::shared_ptr<const void> sizes;  // the measured box sizes when this run measured them
 };
 
 }  // namespace
@@ -37,6 +38,7 @@ struct LayoutOutcome {
 struct GraphPreview::Sizes {
   std::unordered_map<int, LayoutSize> nodes, terminals;
   QFont title_font, small_font;
+  bool measured = false;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -202,26 +204,30 @@ void GraphPreview::clearGraph(const QString& message) {
   setMessage(message);
 }
 
+// Box sizes from the fonts, for every node and graph input/output. Runs on the layout's pool
+// thread (QFontMetricsF works off the GUI thread): a 1 500-node graph takes tens of milliseconds.
+static void measureBoxes(const GraphView& graph, GraphFlavor flavor, const QFont& title_font, const QFont& small_font,
+                         std::unordered_map<int, LayoutSize>& nodes, std::unordered_map<int, LayoutSize>& terminals) {
+  QFontMetricsF tf(title_font), sf(small_font);
+  for (const auto& n : graph.nodes) {
+    NodeLabel l = nodeLabel(graph, n, flavor);
+    double w = std::max(tf.horizontalAdvance(l.title), sf.horizontalAdvance(l.subtitle)) + 18;
+    double h = l.subtitle.isEmpty() ? tf.height() + 12 : tf.height() + sf.height() + 10;
+    nodes[n.id] = {std::clamp(w, 64.0, 230.0), std::max(h, 30.0)};
+  }
+  for (const auto& e : graph.edges) {
+    if (!e.is_graph_input && !e.is_graph_output) continue;
+    double w = std::max(tf.horizontalAdvance(q(e.name)), sf.horizontalAdvance(shortShape(e.type))) + 28;
+    terminals[e.id] = {std::clamp(w, 64.0, 230.0), tf.height() + sf.height() + 8};
+  }
+}
+
 void GraphPreview::setGraph(GraphView graph) {
   graph_ = std::make_shared<const GraphView>(std::move(graph));
-  // Box sizes are measured here, on the GUI thread, from the scene's fonts.
+  // Only the fonts here; the boxes are measured with the first layout, off the GUI thread.
   auto sizes = std::make_shared<Sizes>();
   sizes->title_font = scene_->titleFont();
   sizes->small_font = scene_->smallFont();
-  QFontMetricsF tf(sizes->title_font), sf(sizes->small_font);
-  std::unordered_map<int, const GraphViewEdge*> edges;
-  for (const auto& e : graph_->edges) edges.emplace(e.id, &e);
-  for (const auto& n : graph_->nodes) {
-    NodeLabel l = nodeLabel(*graph_, n, flavor_);
-    double w = std::max(tf.horizontalAdvance(l.title), sf.horizontalAdvance(l.subtitle)) + 18;
-    double h = l.subtitle.isEmpty() ? tf.height() + 12 : tf.height() + sf.height() + 10;
-    sizes->nodes[n.id] = {std::clamp(w, 64.0, 230.0), std::max(h, 30.0)};
-  }
-  for (const auto& e : graph_->edges) {
-    if (!e.is_graph_input && !e.is_graph_output) continue;
-    double w = std::max(tf.horizontalAdvance(q(e.name)), sf.horizontalAdvance(shortShape(e.type))) + 28;
-    sizes->terminals[e.id] = {std::clamp(w, 64.0, 230.0), tf.height() + sf.height() + 8};
-  }
   sizes_ = sizes;
   collapsed_.clear();
   matches_.clear();
@@ -246,10 +252,22 @@ void GraphPreview::relayout(bool fit, bool auto_collapse) {
     LayoutOutcome out = watcher->result();
     watcher->deleteLater();
     --pending_;
+    // Keep the measured sizes for later layouts of the same graph (group toggles).
+    if (out.sizes && gen == generation_) sizes_ = std::static_pointer_cast<const Sizes>(out.sizes);
     layoutDone(gen, std::move(out.layout), std::move(out.collapsed), fit);
   });
-  watcher->setFuture(QtConcurrent::run([graph, sizes, opt, auto_collapse]() mutable {
+  const GraphFlavor flavor = flavor_;
+  watcher->setFuture(QtConcurrent::run([graph, sizes_in = sizes, opt, auto_collapse, flavor]() mutable {
     // Runs on a pool thread: only plain data and this thread's own font metrics.
+    LayoutOutcome out;
+    std::shared_ptr<const Sizes> sizes = sizes_in;
+    if (!sizes_in->measured) {
+      auto m = std::make_shared<Sizes>(*sizes_in);
+      measureBoxes(*graph, flavor, m->title_font, m->small_font, m->nodes, m->terminals);
+      m->measured = true;
+      sizes = m;
+      out.sizes = m;
+    }
     QFontMetricsF tf(sizes->title_font), sf(sizes->small_font);
     LayoutMeasureFn measure = [&](const LayoutItem& it, const LayoutGroup* grp) -> LayoutSize {
       switch (it.kind) {
@@ -268,7 +286,6 @@ void GraphPreview::relayout(bool fit, bool auto_collapse) {
         }
       }
     };
-    LayoutOutcome out;
     out.layout = layoutGraph(*graph, opt, measure);
     if (auto_collapse) {
       // Collapse the second level of groups (the first when there is no second).
