@@ -420,6 +420,53 @@ class StudioTest : public QObject {
     QVERIFY2(meter.longest() < 500, qPrintable(QString::number(meter.longest())));
   }
 
+  void aDiagnosticJumpsToBothGraphsAndValuesAreTyped() {
+    auto w = openSample();
+    QVERIFY(w);
+    auto* output = find<QLineEdit>(w.get(), "opt.output");
+    output->selectAll();
+    QTest::keyClicks(output, tmp_.filePath("diag.onnx"));
+    QVERIFY(exportAndWait(w.get()));
+    const GraphView* ts = w->torchPreview()->graph();
+    const GraphView* onnx = w->onnxPreview()->graph();
+    QVERIFY(ts && onnx);
+    // A warning as the exporter makes them: node kind, module path and source line of a conv.
+    int conv = -1;
+    for (const auto& n : ts->nodes)
+      if (n.module_path == "layer1.0.conv1" && conv < 0) conv = n.id;
+    QVERIFY2(conv >= 0, "the sample has no layer1.0.conv1 node");
+    Diagnostic d = makeWarning("test.jump", "a warning at layer1.0.conv1");
+    d.node_kind = ts->nodes[conv].op;
+    d.module_path = ts->nodes[conv].module_path;
+    d.location = ts->nodes[conv].location;
+    auto* list = w->findChild<DiagnosticsView*>();
+    QVERIFY(list);
+    list->setDiagnostics({d}, QStringLiteral("test"));
+    emit list->diagnosticActivated(d);
+    QTRY_COMPARE(w->torchPreview()->selectedNode(), conv);
+    // The ONNX side: the nodes whose origin is that conv are highlighted and in view.
+    QSet<int> made;
+    for (const auto& n : onnx->nodes)
+      if (std::find(n.origins.begin(), n.origins.end(), conv) != n.origins.end()) made.insert(n.id);
+    QVERIFY2(!made.isEmpty(), "no ONNX node records layer1.0.conv1 as its origin");
+    ZoomView* view = w->onnxPreview()->view();
+    const QRectF visible = view->mapToScene(view->viewport()->rect()).boundingRect();
+    int shown = 0;
+    for (auto* item : w->onnxPreview()->scene()->items())
+      if (auto* b = dynamic_cast<BoxItem*>(item); b && b->highlighted() && visible.intersects(b->sceneBoundingRect())) ++shown;
+    QVERIFY2(shown >= 1, "no highlighted ONNX box is in view");
+
+    // Intermediate ONNX values carry dtype and shape (from shape inference): the conv's output.
+    const GraphViewNode* on = nullptr;
+    for (const auto& n : onnx->nodes)
+      if (made.contains(n.id) && !n.outputs.empty() && !onnx->edges[n.outputs[0]].is_graph_output) on = &n;
+    QVERIFY(on);
+    QCOMPARE(QString::fromStdString(onnx->edges[on->outputs[0]].type).left(8), QStringLiteral("float32["));
+    w->onnxPreview()->selectNode(on->id, true);
+    QVERIFY2(w->inspector()->toPlainText().contains(QString::fromStdString(onnx->edges[on->outputs[0]].type)),
+             qPrintable(w->inspector()->toPlainText()));
+  }
+
   void cancelLeavesNoOutputFile() {
     auto w = openSample();
     QVERIFY(w);
