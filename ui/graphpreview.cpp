@@ -63,7 +63,7 @@ void ZoomView::setZoom(double s) {
 
 void ZoomView::zoomBy(double factor) { setZoom(zoom() * factor); }
 
-void ZoomView::fitAll() {
+void ZoomView::fitWhole() {
   if (!scene()) return;
   QRectF r = scene()->sceneRect();
   if (r.isEmpty()) return;
@@ -71,16 +71,37 @@ void ZoomView::fitAll() {
   if (zoom() > 1.0) setZoom(1.0);  // small graphs are not blown up beyond their natural size
 }
 
+void ZoomView::fitAll() {
+  if (!scene()) return;
+  const QRectF r = scene()->sceneRect();
+  if (r.isEmpty()) return;
+  const double whole = std::min(viewport()->width() / r.width(), viewport()->height() / r.height());
+  // Fit pressed again right after fitting the width: the whole graph, as an overview.
+  const bool again = width_fit_zoom_ > 0 && std::abs(zoom() - width_fit_zoom_) < 1e-9;
+  width_fit_zoom_ = 0;
+  if (whole >= kReadableZoom || again) {
+    fitWhole();
+    return;
+  }
+  // A tall (or very wide) graph fitted whole is too small to read: fit its width instead, never
+  // below a readable zoom, and stay at the part of the graph the view shows (scroll for the rest).
+  const double y = mapToScene(viewport()->rect().center()).y();
+  setZoom(std::clamp(viewport()->width() / r.width(), kReadableZoom, 1.0));
+  centerOn(r.center().x(), y);
+  width_fit_zoom_ = zoom();
+}
+
 void ZoomView::showStart() {
   if (!scene()) return;
   QRectF r = scene()->sceneRect();
   if (r.isEmpty()) return;
-  fitAll();
+  fitWhole();
   // A tall graph fitted whole would be unreadable: start at a readable size, at its top.
   if (zoom() < 0.6) {
     setZoom(std::min(0.85, std::max(zoom(), viewport()->width() / r.width())));
     centerOn(r.center().x(), r.top() + viewport()->height() / 2 / zoom());
   }
+  width_fit_zoom_ = 0;
 }
 
 void ZoomView::wheelEvent(QWheelEvent* e) {
@@ -146,7 +167,8 @@ GraphPreview::GraphPreview(GraphFlavor flavor, const QString& title, QWidget* pa
   };
   tool(tr("Collapse"), tr("Collapse every module group"), [this] { collapseAll(); })->setObjectName(QStringLiteral("collapseAll"));
   tool(tr("Expand"), tr("Expand every module group"), [this] { expandAll(); })->setObjectName(QStringLiteral("expandAll"));
-  tool(tr("Fit"), tr("Fit the graph in the view"), [this] { fit(); })->setObjectName(QStringLiteral("fit"));
+  tool(tr("Fit"), tr("Fit the graph in the view. A graph too tall to read whole is fitted to its width "
+                      "(scroll for the rest); press Fit again to see all of it."), [this] { fit(); })->setObjectName(QStringLiteral("fit"));
   search_ = new QLineEdit;
   search_->setObjectName(QStringLiteral("search"));
   search_->setPlaceholderText(tr("Find node (Ctrl+F)"));

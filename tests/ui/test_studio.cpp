@@ -16,6 +16,7 @@
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QTreeWidget>
+#include <QScrollBar>
 #include <QSpinBox>
 #include <QSemaphore>
 #include <QTemporaryDir>
@@ -623,6 +624,62 @@ class StudioTest : public QObject {
     QCOMPARE(preview.search("blocks.399.norm"), 1);
     // Building the scene runs on the GUI thread; it must stay well under a second.
     QVERIFY2(meter.longest() < 1000, qPrintable(QString::number(meter.longest())));
+  }
+
+  void fitKeepsTallGraphsReadable() {
+    // A chain of 300 nodes: far too tall to read when fitted whole in a 900x700 view.
+    GraphView g;
+    int prev = -1;
+    for (int i = 0; i < 300; ++i) {
+      GraphViewEdge e;
+      e.id = i;
+      e.name = "v" + std::to_string(i);
+      e.type = "Float(1, 64)";
+      e.producer = i == 0 ? -1 : i - 1;
+      e.is_graph_input = i == 0;
+      g.edges.push_back(e);
+      if (i == 0) {
+        g.inputs = {0};
+        prev = 0;
+        continue;
+      }
+      GraphViewNode n;
+      n.id = i - 1;
+      n.name = "%" + std::to_string(i);
+      n.op = i % 2 ? "aten::linear" : "aten::relu";
+      n.inputs = {prev};
+      n.outputs = {i};
+      g.edges[prev].consumers.push_back(n.id);
+      g.nodes.push_back(n);
+      prev = i;
+    }
+    g.edges[prev].is_graph_output = true;
+    g.outputs = {prev};
+    GraphPreview preview(GraphFlavor::TorchScript, "tall");
+    preview.resize(900, 700);
+    preview.show();
+    QSignalSpy laid(&preview, &GraphPreview::layoutReady);
+    preview.setGraph(g);
+    QVERIFY(laid.wait(kJobTimeout));
+    ZoomView* view = preview.view();
+    const QRectF scene = preview.scene()->sceneRect();
+    const double whole = std::min(view->viewport()->width() / scene.width(), view->viewport()->height() / scene.height());
+    QVERIFY2(whole < ZoomView::kReadableZoom, qPrintable(QString::number(whole)));
+    // Fit: readable, the whole width in view, the rest reached by scrolling.
+    view->zoomBy(0.3);
+    preview.fit();
+    QVERIFY2(view->zoom() >= ZoomView::kReadableZoom - 1e-9, qPrintable(QString::number(view->zoom())));
+    QVERIFY(view->zoom() <= 1.0);
+    const QRectF shown = view->mapToScene(view->viewport()->rect()).boundingRect();
+    QVERIFY2(shown.width() + 1 >= scene.width() || view->zoom() == ZoomView::kReadableZoom,
+             qPrintable(QString("%1 of %2").arg(shown.width()).arg(scene.width())));
+    QVERIFY(view->verticalScrollBar()->isVisible());
+    qInfo("tall graph %.0fx%.0f: whole %.3f, Fit %.3f", scene.width(), scene.height(), whole, view->zoom());
+    // Fit again: the whole graph as an overview.
+    preview.fit();
+    QVERIFY(std::abs(view->zoom() - whole) < 0.02);
+    const QRectF all = view->mapToScene(view->viewport()->rect()).boundingRect();
+    QVERIFY(all.adjusted(-2, -2, 2, 2).contains(scene));
   }
 
   void screenshotOfTheMainWindow() {
