@@ -421,6 +421,20 @@ class StudioTest : public QObject {
     QVERIFY2(meter.longest() < 500, qPrintable(QString::number(meter.longest())));
   }
 
+  void aPresetBesideTheModelWinsOverTheGuess() {
+    // The sample's graph suggests 1x3x224x224 (3 channels from stem.conv); its preset says 32x32.
+    auto w = openSample();
+    QVERIFY(w);
+    const ModelInfo* info = w->modelInfo();
+    QVERIFY(info);
+    QVERIFY(info->input_guesses.count("x"));
+    QCOMPARE(info->input_guesses.at("x").shape, (std::vector<int64_t>{1, 3, 224, 224}));
+    const auto& args = w->formState().options.args;
+    QCOMPARE(args.size(), size_t(1));
+    QCOMPARE(std::get<TensorSpec>(args[0].v).shape, (std::vector<int64_t>{1, 3, 32, 32}));
+    QVERIFY(!w->findChild<QLabel*>("arg.x.guess"));
+  }
+
   void aDiagnosticJumpsToBothGraphsAndValuesAreTyped() {
     auto w = openSample();
     QVERIFY(w);
