@@ -10,6 +10,7 @@
 #include <QShortcut>
 #include <QStackedWidget>
 #include <QStyle>
+#include <QTimer>
 #include <QToolButton>
 #include <QVBoxLayout>
 #include <QWheelEvent>
@@ -23,6 +24,9 @@ namespace oxport::studio {
 namespace {
 
 QString q(const std::string& s) { return QString::fromStdString(s); }
+
+// GUI-thread time per slice when building a scene's items.
+constexpr double kBuildSliceMs = 8.0;
 
 // Graphs above this many nodes open with their second level of groups collapsed.
 constexpr size_t kAutoCollapseNodes = 1500;
@@ -329,8 +333,22 @@ void GraphPreview::layoutDone(int generation, GraphLayout layout, std::set<std::
   const double zoom = view_->zoom();
   collapsed_ = std::move(collapsed);
   selecting_ = true;
-  scene_->setContent(graph_, std::move(layout), flavor_);
+  scene_->beginContent(graph_, std::move(layout), flavor_);
   selecting_ = false;
+  buildStep(generation, fit, center, zoom);
+}
+
+// Builds the scene's items a slice at a time (kBuildSliceMs of GUI-thread work per event-loop
+// turn), so 12 000 boxes and their routes never hold the event loop; then shows the result.
+void GraphPreview::buildStep(int generation, bool fit, QPointF center, double zoom) {
+  if (generation != generation_ || !graph_) return;  // replaced by a newer layout or graph
+  selecting_ = true;
+  const bool done = scene_->buildSome(kBuildSliceMs);
+  selecting_ = false;
+  if (!done) {
+    QTimer::singleShot(0, this, [this, generation, fit, center, zoom] { buildStep(generation, fit, center, zoom); });
+    return;
+  }
   stack_->setCurrentWidget(view_);
   if (fit) {
     view_->showStart();

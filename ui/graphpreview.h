@@ -60,7 +60,7 @@ class GraphPreview : public QWidget {
 
   const GraphView* graph() const { return graph_.get(); }
   const GraphLayout& layout() const { return scene_->layout(); }
-  bool layoutPending() const { return pending_ > 0; }
+  bool layoutPending() const { return pending_ > 0 || scene_->building(); }
   GraphScene* scene() const { return scene_; }
   ZoomView* view() const { return view_; }
   QStringList groupPaths() const;
@@ -93,6 +93,7 @@ class GraphPreview : public QWidget {
  private:
   void relayout(bool fit, bool auto_collapse = false);
   void layoutDone(int generation, GraphLayout layout, std::set<std::string> collapsed, bool fit);
+  void buildStep(int generation, bool fit, QPointF center, double zoom);
   void onSelectionChanged();
   void applyMatches();
   void applyHighlights();

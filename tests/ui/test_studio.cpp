@@ -66,9 +66,13 @@ class StallMeter : public QObject {
     });
     timer_.start();
   }
-  qint64 longest() const { return longest_; }         // wall ms
-  qint64 longestCpu() const { return longest_cpu_; }  // GUI-thread CPU ms in one gap
-  int gapsOver50() const { return over_50_; }
+  // Both include the gap still open when read: the work that ended a wait (a layoutReady signal
+  // ends QSignalSpy::wait) happened after the last tick.
+  qint64 longest() const { return std::max(longest_, clock_.isValid() ? clock_.elapsed() : 0); }  // wall ms
+  qint64 longestCpu() const {  // GUI-thread CPU ms in one gap
+    return std::max(longest_cpu_, clock_.isValid() ? (threadCpuUs() - cpu_start_) / 1000 : 0);
+  }
+  int gapsOver50() const { return over_50_ + (clock_.isValid() && clock_.elapsed() > 50 ? 1 : 0); }
 
  private:
   static qint64 threadCpuUs() {
@@ -349,6 +353,7 @@ class StudioTest : public QObject {
     QVERIFY(exportAndWait(w.get()));
     qInfo("export + ONNX preview: %lld ms; longest event-loop stall: %lld ms wall, %lld ms GUI-thread CPU; "
           "%d gaps over 50 ms", clock.elapsed(), meter.longest(), meter.longestCpu(), meter.gapsOver50());
+    QVERIFY2(meter.longestCpu() < 50, qPrintable(QString::number(meter.longestCpu())));
     QVERIFY2(meter.longest() < 500, "the event loop was blocked for more than 500 ms");
     QVERIFY(QFile::exists(out));
     QCOMPARE(w->lastExportFile(), out);
@@ -418,7 +423,7 @@ class StudioTest : public QObject {
     // The GUI thread itself never works 50 ms without returning to the event loop (wall-clock gaps
     // also hold time spent waiting for a CPU on a busy machine, so they get a looser bound).
     QVERIFY2(meter.longestCpu() < 50, qPrintable(QString::number(meter.longestCpu())));
-    QVERIFY2(meter.longest() < 500, qPrintable(QString::number(meter.longest())));
+    QVERIFY2(meter.longest() < 2000, qPrintable(QString::number(meter.longest())));
   }
 
   void aPresetBesideTheModelWinsOverTheGuess() {
@@ -636,8 +641,19 @@ class StudioTest : public QObject {
           meter.longest(), meter.longestCpu(), meter.gapsOver50());
     QVERIFY(preview.layout().items.size() > 12000);
     QCOMPARE(preview.search("blocks.399.norm"), 1);
-    // Building the scene runs on the GUI thread; it must stay well under a second.
+    // The scene's items are built on the GUI thread in slices: the thread itself never works
+    // 50 ms without returning to the event loop (wall-clock gaps on a loaded machine also hold
+    // time spent waiting for a CPU, so they get a looser bound).
+    QVERIFY2(meter.longestCpu() < 50, qPrintable(QString::number(meter.longestCpu())));
     QVERIFY2(meter.longest() < 1000, qPrintable(QString::number(meter.longest())));
+    // And back: collapsing deletes the 12 000 boxes and their routes.
+    StallMeter back;
+    clock.restart();
+    preview.collapseAll();
+    QVERIFY(laid.wait(kJobTimeout));
+    qInfo("collapse all: %d boxes in %lld ms; longest event-loop stall %lld ms wall, %lld ms GUI-thread CPU",
+          int(preview.layout().items.size()), clock.elapsed(), back.longest(), back.longestCpu());
+    QVERIFY2(back.longest() < 1000, qPrintable(QString::number(back.longest())));
   }
 
   void fitKeepsTallGraphsReadable() {
