@@ -163,8 +163,13 @@ ArgValue defaultValueFor(const ArgumentInfo& a, const ModelInfo* info) {
     case ArgKind::Tensor: {
       std::vector<int64_t> shape{1};
       if (info) {
-        auto it = info->traced_shapes.find(a.name);
-        if (it != info->traced_shapes.end()) shape = it->second;
+        auto it = info->input_guesses.find(a.name);
+        if (it != info->input_guesses.end()) {
+          TensorSpec s;
+          s.shape = it->second.shape;
+          s.dtype = it->second.dtype;
+          return ArgValue::tensor(s);
+        }
       }
       return tensor(shape);
     }

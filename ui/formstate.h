@@ -41,7 +41,8 @@ struct ArgRow {
   ArgValue value;  // meaningful unless passing == Default
 };
 
-// A value for an argument when nothing is known but its type (traced shape for tensors).
+// A value for an argument when nothing is known but its type (for tensors, the model's guessed
+// shape and dtype, ModelInfo::input_guesses; [1] without one).
 ArgValue defaultValueFor(const ArgumentInfo& a, const ModelInfo* info);
 
 // Rows from a preset's args/kwargs. With model info, one row per schema argument (absent ones
@@ -63,7 +64,7 @@ std::vector<TensorLeaf> tensorLeaves(const std::vector<ArgRow>& rows);
 // not a tensor or tuple of tensors.
 int outputCountOf(const std::string& return_type);
 
-// The studio's starting form for a freshly loaded model: required arguments with traced shapes,
+// The studio's starting form for a freshly loaded model: required arguments with guessed shapes,
 // inputs named after the arguments, outputs "output" / "output_<i>", everything else the seed's
 // defaults.
 Preset defaultPresetFor(const ModelInfo& info);

@@ -10,6 +10,7 @@
 #include <QShortcut>
 #include <QStackedWidget>
 #include <QStyle>
+#include <QTimer>
 #include <QToolButton>
 #include <QVBoxLayout>
 #include <QWheelEvent>
@@ -24,12 +25,16 @@ namespace {
 
 QString q(const std::string& s) { return QString::fromStdString(s); }
 
+// GUI-thread time per slice when building a scene's items.
+constexpr double kBuildSliceMs = 8.0;
+
 // Graphs above this many nodes open with their second level of groups collapsed.
 constexpr size_t kAutoCollapseNodes = 1500;
 
 struct LayoutOutcome {
   GraphLayout layout;
   std::set<std::string> collapsed;
+  std::shared_ptr<const void> sizes;  // the measured box sizes when this run measured them
 };
 
 }  // namespace
@@ -37,6 +42,7 @@ struct LayoutOutcome {
 struct GraphPreview::Sizes {
   std::unordered_map<int, LayoutSize> nodes, terminals;
   QFont title_font, small_font;
+  bool measured = false;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -61,7 +67,7 @@ void ZoomView::setZoom(double s) {
 
 void ZoomView::zoomBy(double factor) { setZoom(zoom() * factor); }
 
-void ZoomView::fitAll() {
+void ZoomView::fitWhole() {
   if (!scene()) return;
   QRectF r = scene()->sceneRect();
   if (r.isEmpty()) return;
@@ -69,16 +75,37 @@ void ZoomView::fitAll() {
   if (zoom() > 1.0) setZoom(1.0);  // small graphs are not blown up beyond their natural size
 }
 
+void ZoomView::fitAll() {
+  if (!scene()) return;
+  const QRectF r = scene()->sceneRect();
+  if (r.isEmpty()) return;
+  const double whole = std::min(viewport()->width() / r.width(), viewport()->height() / r.height());
+  // Fit pressed again right after fitting the width: the whole graph, as an overview.
+  const bool again = width_fit_zoom_ > 0 && std::abs(zoom() - width_fit_zoom_) < 1e-9;
+  width_fit_zoom_ = 0;
+  if (whole >= kReadableZoom || again) {
+    fitWhole();
+    return;
+  }
+  // A tall (or very wide) graph fitted whole is too small to read: fit its width instead, never
+  // below a readable zoom, and stay at the part of the graph the view shows (scroll for the rest).
+  const double y = mapToScene(viewport()->rect().center()).y();
+  setZoom(std::clamp(viewport()->width() / r.width(), kReadableZoom, 1.0));
+  centerOn(r.center().x(), y);
+  width_fit_zoom_ = zoom();
+}
+
 void ZoomView::showStart() {
   if (!scene()) return;
   QRectF r = scene()->sceneRect();
   if (r.isEmpty()) return;
-  fitAll();
+  fitWhole();
   // A tall graph fitted whole would be unreadable: start at a readable size, at its top.
   if (zoom() < 0.6) {
     setZoom(std::min(0.85, std::max(zoom(), viewport()->width() / r.width())));
     centerOn(r.center().x(), r.top() + viewport()->height() / 2 / zoom());
   }
+  width_fit_zoom_ = 0;
 }
 
 void ZoomView::wheelEvent(QWheelEvent* e) {
@@ -144,7 +171,8 @@ GraphPreview::GraphPreview(GraphFlavor flavor, const QString& title, QWidget* pa
   };
   tool(tr("Collapse"), tr("Collapse every module group"), [this] { collapseAll(); })->setObjectName(QStringLiteral("collapseAll"));
   tool(tr("Expand"), tr("Expand every module group"), [this] { expandAll(); })->setObjectName(QStringLiteral("expandAll"));
-  tool(tr("Fit"), tr("Fit the graph in the view"), [this] { fit(); })->setObjectName(QStringLiteral("fit"));
+  tool(tr("Fit"), tr("Fit the graph in the view. A graph too tall to read whole is fitted to its width "
+                      "(scroll for the rest); press Fit again to see all of it."), [this] { fit(); })->setObjectName(QStringLiteral("fit"));
   search_ = new QLineEdit;
   search_->setObjectName(QStringLiteral("search"));
   search_->setPlaceholderText(tr("Find node (Ctrl+F)"));
@@ -202,26 +230,30 @@ void GraphPreview::clearGraph(const QString& message) {
   setMessage(message);
 }
 
+// Box sizes from the fonts, for every node and graph input/output. Runs on the layout's pool
+// thread (QFontMetricsF works off the GUI thread): a 1 500-node graph takes tens of milliseconds.
+static void measureBoxes(const GraphView& graph, GraphFlavor flavor, const QFont& title_font, const QFont& small_font,
+                         std::unordered_map<int, LayoutSize>& nodes, std::unordered_map<int, LayoutSize>& terminals) {
+  QFontMetricsF tf(title_font), sf(small_font);
+  for (const auto& n : graph.nodes) {
+    NodeLabel l = nodeLabel(graph, n, flavor);
+    double w = std::max(tf.horizontalAdvance(l.title), sf.horizontalAdvance(l.subtitle)) + 18;
+    double h = l.subtitle.isEmpty() ? tf.height() + 12 : tf.height() + sf.height() + 10;
+    nodes[n.id] = {std::clamp(w, 64.0, 230.0), std::max(h, 30.0)};
+  }
+  for (const auto& e : graph.edges) {
+    if (!e.is_graph_input && !e.is_graph_output) continue;
+    double w = std::max(tf.horizontalAdvance(q(e.name)), sf.horizontalAdvance(shortShape(e.type))) + 28;
+    terminals[e.id] = {std::clamp(w, 64.0, 230.0), tf.height() + sf.height() + 8};
+  }
+}
+
 void GraphPreview::setGraph(GraphView graph) {
   graph_ = std::make_shared<const GraphView>(std::move(graph));
-  // Box sizes are measured here, on the GUI thread, from the scene's fonts.
+  // Only the fonts here; the boxes are measured with the first layout, off the GUI thread.
   auto sizes = std::make_shared<Sizes>();
   sizes->title_font = scene_->titleFont();
   sizes->small_font = scene_->smallFont();
-  QFontMetricsF tf(sizes->title_font), sf(sizes->small_font);
-  std::unordered_map<int, const GraphViewEdge*> edges;
-  for (const auto& e : graph_->edges) edges.emplace(e.id, &e);
-  for (const auto& n : graph_->nodes) {
-    NodeLabel l = nodeLabel(*graph_, n, flavor_);
-    double w = std::max(tf.horizontalAdvance(l.title), sf.horizontalAdvance(l.subtitle)) + 18;
-    double h = l.subtitle.isEmpty() ? tf.height() + 12 : tf.height() + sf.height() + 10;
-    sizes->nodes[n.id] = {std::clamp(w, 64.0, 230.0), std::max(h, 30.0)};
-  }
-  for (const auto& e : graph_->edges) {
-    if (!e.is_graph_input && !e.is_graph_output) continue;
-    double w = std::max(tf.horizontalAdvance(q(e.name)), sf.horizontalAdvance(shortShape(e.type))) + 28;
-    sizes->terminals[e.id] = {std::clamp(w, 64.0, 230.0), tf.height() + sf.height() + 8};
-  }
   sizes_ = sizes;
   collapsed_.clear();
   matches_.clear();
@@ -246,10 +278,22 @@ void GraphPreview::relayout(bool fit, bool auto_collapse) {
     LayoutOutcome out = watcher->result();
     watcher->deleteLater();
     --pending_;
+    // Keep the measured sizes for later layouts of the same graph (group toggles).
+    if (out.sizes && gen == generation_) sizes_ = std::static_pointer_cast<const Sizes>(out.sizes);
     layoutDone(gen, std::move(out.layout), std::move(out.collapsed), fit);
   });
-  watcher->setFuture(QtConcurrent::run([graph, sizes, opt, auto_collapse]() mutable {
+  const GraphFlavor flavor = flavor_;
+  watcher->setFuture(QtConcurrent::run([graph, sizes_in = sizes, opt, auto_collapse, flavor]() mutable {
     // Runs on a pool thread: only plain data and this thread's own font metrics.
+    LayoutOutcome out;
+    std::shared_ptr<const Sizes> sizes = sizes_in;
+    if (!sizes_in->measured) {
+      auto m = std::make_shared<Sizes>(*sizes_in);
+      measureBoxes(*graph, flavor, m->title_font, m->small_font, m->nodes, m->terminals);
+      m->measured = true;
+      sizes = m;
+      out.sizes = m;
+    }
     QFontMetricsF tf(sizes->title_font), sf(sizes->small_font);
     LayoutMeasureFn measure = [&](const LayoutItem& it, const LayoutGroup* grp) -> LayoutSize {
       switch (it.kind) {
@@ -268,7 +312,6 @@ void GraphPreview::relayout(bool fit, bool auto_collapse) {
         }
       }
     };
-    LayoutOutcome out;
     out.layout = layoutGraph(*graph, opt, measure);
     if (auto_collapse) {
       // Collapse the second level of groups (the first when there is no second).
@@ -290,8 +333,22 @@ void GraphPreview::layoutDone(int generation, GraphLayout layout, std::set<std::
   const double zoom = view_->zoom();
   collapsed_ = std::move(collapsed);
   selecting_ = true;
-  scene_->setContent(graph_, std::move(layout), flavor_);
+  scene_->beginContent(graph_, std::move(layout), flavor_);
   selecting_ = false;
+  buildStep(generation, fit, center, zoom);
+}
+
+// Builds the scene's items a slice at a time (kBuildSliceMs of GUI-thread work per event-loop
+// turn), so 12 000 boxes and their routes never hold the event loop; then shows the result.
+void GraphPreview::buildStep(int generation, bool fit, QPointF center, double zoom) {
+  if (generation != generation_ || !graph_) return;  // replaced by a newer layout or graph
+  selecting_ = true;
+  const bool done = scene_->buildSome(kBuildSliceMs);
+  selecting_ = false;
+  if (!done) {
+    QTimer::singleShot(0, this, [this, generation, fit, center, zoom] { buildStep(generation, fit, center, zoom); });
+    return;
+  }
   stack_->setCurrentWidget(view_);
   if (fit) {
     view_->showStart();

@@ -28,14 +28,21 @@ class ZoomView : public QGraphicsView {
   void zoomBy(double factor);
   void setZoom(double scale);
   double zoom() const { return transform().m11(); }
+  // The Fit button: the whole graph when it is readable that way (zoom >= kReadableZoom); else
+  // its width at a readable zoom, keeping the part in view; pressed again, the whole graph.
   void fitAll();
+  void fitWhole();
   // The first view of a new graph: all of it when readable, else its top at a readable size.
   void showStart();
+  static constexpr double kReadableZoom = 0.45;
 
  protected:
   void wheelEvent(QWheelEvent* e) override;
   void mousePressEvent(QMouseEvent* e) override;
   void mouseReleaseEvent(QMouseEvent* e) override;
+
+ private:
+  double width_fit_zoom_ = 0;  // the zoom fitAll() chose by width, until something else zooms
 };
 
 class GraphPreview : public QWidget {
@@ -53,7 +60,7 @@ class GraphPreview : public QWidget {
 
   const GraphView* graph() const { return graph_.get(); }
   const GraphLayout& layout() const { return scene_->layout(); }
-  bool layoutPending() const { return pending_ > 0; }
+  bool layoutPending() const { return pending_ > 0 || scene_->building(); }
   GraphScene* scene() const { return scene_; }
   ZoomView* view() const { return view_; }
   QStringList groupPaths() const;
@@ -86,6 +93,7 @@ class GraphPreview : public QWidget {
  private:
   void relayout(bool fit, bool auto_collapse = false);
   void layoutDone(int generation, GraphLayout layout, std::set<std::string> collapsed, bool fit);
+  void buildStep(int generation, bool fit, QPointF center, double zoom);
   void onSelectionChanged();
   void applyMatches();
   void applyHighlights();

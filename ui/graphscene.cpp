@@ -1,5 +1,8 @@
 #include "graphscene.h"
 
+#include <QElapsedTimer>
+#include <limits>
+
 #include <QApplication>
 #include <QGraphicsSceneMouseEvent>
 #include <QPainter>
@@ -10,6 +13,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <limits>
 
 namespace oxport::studio {
 namespace {
@@ -449,39 +453,62 @@ void GraphScene::clearContent() {
 }
 
 void GraphScene::setContent(std::shared_ptr<const GraphView> graph, GraphLayout layout, GraphFlavor flavor) {
+  beginContent(std::move(graph), std::move(layout), flavor);
+  buildSome(std::numeric_limits<double>::infinity());
+}
+
+void GraphScene::beginContent(std::shared_ptr<const GraphView> graph, GraphLayout layout, GraphFlavor flavor) {
   clearContent();
   graph_ = std::move(graph);
   layout_ = std::move(layout);
   flavor_ = flavor;
+  build_pos_ = 0;
   edge_index_.clear();
   for (size_t i = 0; i < graph_->edges.size(); ++i) edge_index_.emplace(graph_->edges[i].id, static_cast<int>(i));
-  for (size_t gi = 0; gi < layout_.groups.size(); ++gi) {
-    const auto& g = layout_.groups[gi];
-    if (!g.visible || g.collapsed) continue;
-    auto* f = new FrameItem(this, static_cast<int>(gi));
-    frames_.insert(static_cast<int>(gi), f);
-    addItem(f);
-  }
   routes_of_item_.resize(static_cast<int>(layout_.items.size()));
-  for (size_t r = 0; r < layout_.routes.size(); ++r) {
-    auto* it = new RouteItem(this, static_cast<int>(r));
-    routes_.push_back(it);
-    addItem(it);
-    routes_of_item_[layout_.routes[r].from].push_back(static_cast<int>(r));
-    routes_of_item_[layout_.routes[r].to].push_back(static_cast<int>(r));
-  }
-  for (size_t s = 0; s < layout_.stubs.size(); ++s) {
-    auto* it = new StubItem(this, static_cast<int>(s));
-    stubs_.push_back(it);
-    addItem(it);
-  }
-  for (size_t i = 0; i < layout_.items.size(); ++i) {
-    auto* it = new BoxItem(this, static_cast<int>(i));
-    boxes_.push_back(it);
-    addItem(it);
-  }
   const LayoutRect& b = layout_.bounds;
   setSceneRect(QRectF(b.x, b.y, b.w, b.h).adjusted(-60, -60, 60, 60));
+}
+
+bool GraphScene::buildSome(double budget_ms) {
+  if (!graph_) return true;
+  QElapsedTimer clock;
+  clock.start();
+  const size_t groups = layout_.groups.size(), routes = layout_.routes.size(), stubs = layout_.stubs.size();
+  const size_t total = buildTotal();
+  while (build_pos_ < total) {
+    size_t k = build_pos_++;
+    if (k < groups) {
+      const auto& g = layout_.groups[k];
+      if (g.visible && !g.collapsed) {
+        auto* f = new FrameItem(this, static_cast<int>(k));
+        frames_.insert(static_cast<int>(k), f);
+        addItem(f);
+      }
+    } else if ((k -= groups) < routes) {
+      auto* it = new RouteItem(this, static_cast<int>(k));
+      routes_.push_back(it);
+      addItem(it);
+      routes_of_item_[layout_.routes[k].from].push_back(static_cast<int>(k));
+      routes_of_item_[layout_.routes[k].to].push_back(static_cast<int>(k));
+    } else if ((k -= routes) < stubs) {
+      auto* it = new StubItem(this, static_cast<int>(k));
+      stubs_.push_back(it);
+      addItem(it);
+    } else {
+      k -= stubs;
+      auto* it = new BoxItem(this, static_cast<int>(k));
+      boxes_.push_back(it);
+      addItem(it);
+    }
+    // Check the clock every 64 items: reading it costs more than making a small item.
+    if ((build_pos_ & 63) == 0 && clock.nsecsElapsed() > budget_ms * 1e6) break;
+  }
+  if (build_pos_ < total) return false;
+  // Highlights and matches set while building apply to the boxes made after them too.
+  setHighlightedItems(QSet<int>(highlighted_));
+  setMatchedItems(QSet<int>(matched_));
+  return true;
 }
 
 QVector<StubItem*> GraphScene::stubsOfNode(int node_id) const {

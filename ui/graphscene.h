@@ -117,7 +117,14 @@ class GraphScene : public QGraphicsScene {
   explicit GraphScene(QObject* parent = nullptr);
   ~GraphScene() override;
 
+  // All items at once (small graphs, tests).
   void setContent(std::shared_ptr<const GraphView> graph, GraphLayout layout, GraphFlavor flavor);
+  // In steps, so a big graph never holds the event loop: beginContent() drops the old items and
+  // takes the new layout; each buildSome() adds items for about `budget_ms` and returns true once
+  // every item exists. Until then boxOfItem() may return nullptr.
+  void beginContent(std::shared_ptr<const GraphView> graph, GraphLayout layout, GraphFlavor flavor);
+  bool buildSome(double budget_ms);
+  bool building() const { return graph_ && build_pos_ < buildTotal(); }
   void clearContent();
 
   const GraphView* graph() const { return graph_.get(); }
@@ -143,8 +150,13 @@ class GraphScene : public QGraphicsScene {
   friend class StubItem;
   friend class RouteItem;
 
+  size_t buildTotal() const {
+    return layout_.groups.size() + layout_.routes.size() + layout_.stubs.size() + layout_.items.size();
+  }
+
   std::shared_ptr<const GraphView> graph_;
   GraphLayout layout_;
+  size_t build_pos_ = 0;  // items built so far, in the order groups, routes, stubs, boxes
   GraphFlavor flavor_ = GraphFlavor::TorchScript;
   QVector<BoxItem*> boxes_;
   QHash<int, FrameItem*> frames_;

@@ -454,6 +454,20 @@ QWidget* InputsPanel::buildTensorEditor(int row, int element, const QString& key
   grid->addWidget(remove, 1, nd);
   if (t.shape.empty()) grid->addWidget(new QLabel(tr("scalar (0-d)")), 0, 0);
   form->addRow(tr("Shape"), shapeBox);
+  // A shape the model's graph suggested (no preset gave one): say so, and what it rests on.
+  if (info_ && element < 0) {
+    auto it = info_->input_guesses.find(rows_[row].name);
+    if (it != info_->input_guesses.end() && it->second.shape == t.shape && it->second.dtype == t.dtype) {
+      auto* guess = new QLabel(tr("<i>Guessed from the model; check it.</i>"));
+      guess->setObjectName(key + QStringLiteral(".guess"));
+      const QString why = tr("The saved model does not record its input shapes. This one is guessed: %1.")
+                              .arg(q(it->second.reason));
+      guess->setToolTip(why);
+      guess->setWordWrap(true);
+      shapeBox->setToolTip(why);
+      form->addRow(QString(), guess);
+    }
+  }
 
   auto* dtype = new QComboBox;
   dtype->setObjectName(key + QStringLiteral(".dtype"));

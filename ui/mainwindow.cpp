@@ -701,8 +701,12 @@ void MainWindow::jumpToDiagnostic(const Diagnostic& d) {
       best_score = score;
     }
   }
-  if (best >= 0 && best_score >= 2) torch_->selectNode(best, true);
-  else if (!d.module_path.empty()) torch_->selectGroup(q(d.module_path));
+  if (best >= 0 && best_score >= 2) {
+    torch_->selectNode(best, true);
+    // And the ONNX nodes made from it, brought into view (also when the TorchScript selection
+    // waits for a group to expand).
+    crossHighlight(true, best);
+  } else if (!d.module_path.empty()) torch_->selectGroup(q(d.module_path));
   else if (!d.option.empty()) focusOption(q(d.option));
 }
 

@@ -1,6 +1,7 @@
 #include "diagnose.h"
 
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -70,6 +71,60 @@ const char* kHint =
     "without int(), or -1 in view/reshape) so it follows the dynamic axis. Verification at other sizes "
     "shows whether the exported model is affected";
 
+// Ops whose size list lines up with the axes of their data input (input 0), so a constant at
+// position k stands for axis k.
+bool sizeListFollowsAxes(const std::string& kind) {
+  return kind == "aten::view" || kind == "aten::reshape" || kind == "aten::expand" || kind == "aten::repeat" ||
+         kind == "aten::tile";
+}
+
+// A dynamic axis traced at size 1: a constant 1 cannot be told from the size by value, so look
+// where it sits. view/reshape/expand/repeat of a tensor computed from the inputs, whose size list
+// has the constant 1 at the position of the dynamic axis while that tensor's axis is 1 in the
+// example: `y.expand(int(x.shape[0]), 3)` or `x.view(int(x.shape[0]), -1)` traced at batch 1.
+// Such a graph works at size 1 only (the broadcast or reshape fails or is wrong at other sizes).
+// Sizes read with x.size(0) are not constants and are not reported.
+void findSizeOneBroadcasts(const ts::Graph& g, const std::vector<DynamicSize>& sizes, std::vector<Diagnostic>& out) {
+  std::map<int64_t, const DynamicSize*> axes;  // axis -> the first size-1 dynamic axis there
+  for (const auto& d : sizes)
+    if (d.size == 1 && !axes.count(d.axis)) axes[d.axis] = &d;
+  if (axes.empty()) return;
+  std::set<const ts::Value*> from_inputs;
+  for (const ts::Value* in : g.inputs)
+    if (in->param_name.empty()) from_inputs.insert(in);
+  for (const ts::Node* n : g.nodes) {
+    bool dep = false;
+    for (const ts::Value* in : n->inputs) dep = dep || from_inputs.count(in) > 0;
+    if (dep)
+      for (const ts::Value* o : n->outputs) from_inputs.insert(o);
+    if (!dep || !sizeListFollowsAxes(n->kind) || n->inputs.size() < 2) continue;
+    const ts::Value* data = n->inputs[0];
+    if (!from_inputs.count(data)) continue;
+    // The size list's entries, when constant (a constant list, or constants in a ListConstruct).
+    const ts::Value* list = n->inputs[1];
+    std::vector<std::optional<int64_t>> entries;
+    if (list->producer && list->producer->kind == "prim::ListConstruct") {
+      for (const ts::Value* e : list->producer->inputs)
+        entries.push_back(e->constant && e->constant->isInt() ? std::optional<int64_t>(e->constant->toInt()) : std::nullopt);
+    } else if (list->constant && list->constant->isList()) {
+      for (const auto& e : list->constant->list())
+        entries.push_back(e.isInt() ? std::optional<int64_t>(e.toInt()) : std::nullopt);
+    }
+    for (const auto& [axis, d] : axes) {
+      const size_t k = static_cast<size_t>(axis);
+      if (k >= entries.size() || entries[k] != std::optional<int64_t>(1)) continue;
+      if (k >= data->meta.shape.size() || data->meta.shape[k] != 1) continue;
+      out.push_back(n->warning("baked-dynamic-size",
+                               "entry " + std::to_string(k) + " of the sizes given to " + n->kind +
+                                   " is the constant 1 at the position of " + describe(*d) +
+                                   ", traced at size 1; the exported model keeps 1 there at every size "
+                                   "(a broadcast or reshape that only works at size 1)",
+                               kHint));
+      break;
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<Diagnostic> findBakedSizes(const ts::Graph& g, const std::vector<DynamicSize>& sizes) {
@@ -87,6 +142,7 @@ std::vector<Diagnostic> findBakedSizes(const ts::Graph& g, const std::vector<Dyn
       out.push_back(n);
     }
   }
+  findSizeOneBroadcasts(g, sizes, out);
   std::map<int64_t, const DynamicSize*> by_size;
   for (const auto& d : sizes)
     if (d.size > 1 && !by_size.count(d.size)) by_size[d.size] = &d;

@@ -33,6 +33,21 @@ class BakedExpand(torch.nn.Module):
         return x.mean(dim=1, keepdim=True).expand(int(x.shape[0]), 3) + x
 
 
+class SizeOneExpand(torch.nn.Module):
+    """Traced at batch 1: expand(1, 3) broadcasts only while the batch is 1."""
+    def forward(self, x):
+        y = x.flip(0)
+        return x + y.expand(int(x.shape[0]), 3)
+
+
+class PythonBranch(torch.nn.Module):
+    """A size read in a Python branch: tracing keeps only the branch taken (see ROBUSTNESS.md)."""
+    def forward(self, x):
+        if x.shape[0] > 1:
+            return x * 2
+        return x + 1
+
+
 class CleanView(torch.nn.Module):
     def forward(self, x):
         return x.view(x.size(0), -1)
@@ -58,7 +73,11 @@ MODELS = [
     ("baked_zeros", BakedZeros(), [4, 3], [0], [0], True),
     ("baked_arange", BakedArange(), [2, 6], [1], [1], True),
     ("baked_expand", BakedExpand(), [4, 3], [0], [0], True),
+    # traced at size 1: a constant 1 that stands for the batch
+    ("size_one_view", BakedView(), [1, 3, 2], [0], [0], True),
+    ("size_one_expand", SizeOneExpand(), [1, 3], [0], [0], True),
     ("clean_view", CleanView(), [4, 3, 2], [0], [0], False),
+    ("clean_view_size_one", CleanView(), [1, 3, 2], [0], [0], False),
     ("clean_zeros", CleanZeros(), [4, 3], [0], [0], False),
     ("clean_conv", CleanConv(), [2, 3, 8, 8], [0, 2, 3], [0], False),
 ]
@@ -69,6 +88,9 @@ def main():
     os.makedirs(out, exist_ok=True)
     manifest = []
     torch.manual_seed(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.jit.trace(PythonBranch().eval(), torch.randn(4, 3)).save(os.path.join(out, "python_branch.pt"))
     for name, module, shape, in_axes, out_axes, trap in MODELS:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

@@ -80,6 +80,45 @@ TEST_P(TrapTest, WarnedAndConfirmedOrClean) {
   }
 }
 
+// A size used in a Python branch (`if x.shape[0] > 1:` while tracing) leaves nothing in the saved
+// graph: torch.jit.trace records only the ops of the branch taken, and the aten::size it read is
+// dead code that tracing removes. There is nothing to warn about before writing, and verification
+// cannot see it either: its reference is the saved (traced) module, which has lost the other
+// branch too, so ONNX Runtime and libtorch agree at every size, size 1 included. Only the Python
+// source knows; docs/ROBUSTNESS.md says so. This test pins that evidence down.
+TEST(PythonBranch, LeavesNoTraceInTheSavedGraph) {
+  auto model = Model::load(fs::path(OXPORT_TRAPS_DIR) / "python_branch.pt");
+  ASSERT_TRUE(model.ok()) << model.error().message();
+  ExportOptions o;
+  TensorSpec spec;
+  spec.shape = {4, 3};
+  o.args.push_back(ArgValue::tensor(spec));
+  o.input_names = {"x"};
+  o.output_names = {"y"};
+  o.dynamic_axes["x"].axes[0] = "batch";
+  o.dynamic_axes["y"].axes[0] = "batch";
+  auto graph = model->inspect(o);
+  ASSERT_TRUE(graph.ok()) << graph.error().message();
+  std::vector<std::string> ops;
+  for (const auto& n : graph->nodes) ops.push_back(n.op);
+  EXPECT_EQ(ops, (std::vector<std::string>{"aten::mul"})) << graph->toText();
+  fs::path file = fs::path(OXPORT_TRAPS_DIR) / "python_branch.onnx";
+  auto r = model->exportOnnx(o, OutputTarget::toFile(file));
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  for (const auto& d : r->diagnostics) EXPECT_NE(d.code, "baked-dynamic-size") << d.toString();
+  auto rt = makeDefaultRuntime();
+  ASSERT_TRUE(rt.ok()) << rt.error().message();
+  auto report = verifyExport(*model, o, file, **rt);  // traced size + 1 and 2x
+  ASSERT_TRUE(report.ok()) << report.error().message();
+  EXPECT_TRUE(report->passed) << report->toText();
+  VerifyOptions at_one;
+  at_one.extra_shapes = {{{1, 3}}};
+  auto one = verifyExport(*model, o, file, **rt, at_one);
+  ASSERT_TRUE(one.ok()) << one.error().message();
+  // Python would take the other branch at size 1 (x + 1); the traced reference does not.
+  EXPECT_TRUE(one->passed) << one->toText();
+}
+
 std::string caseName(const ::testing::TestParamInfo<TrapCase>& info) { return info.param.name; }
 
 }  // namespace

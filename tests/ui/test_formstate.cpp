@@ -28,7 +28,7 @@ class FormStateTest : public QObject {
     arg("scale", "float", true, "0.5");
     arg("mask", "Optional[Tensor]", true, "None");
     arg("mode", "int", false, "", true);
-    m.traced_shapes["x"] = {2, 3, 8};
+    m.input_guesses["x"] = {{2, 3, 8}, DType::Float64, "test"};
     return m;
   }
 
@@ -54,6 +54,7 @@ class FormStateTest : public QObject {
     QCOMPARE(o.args.size(), size_t(2));
     QVERIFY(o.args[0].isTensor());
     QCOMPARE(std::get<TensorSpec>(o.args[0].v).shape, (std::vector<int64_t>{2, 3, 8}));
+    QCOMPARE(int(std::get<TensorSpec>(o.args[0].v).dtype), int(DType::Float64));  // the guessed dtype too
     QVERIFY(o.args[1].isList());
     QCOMPARE(o.kwargs.size(), size_t(1));
     QCOMPARE(QString::fromStdString(o.kwargs[0].first), QStringLiteral("mode"));

@@ -9,17 +9,22 @@
 #include <QComboBox>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
 #include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QTreeWidget>
+#include <QScrollBar>
 #include <QSpinBox>
 #include <QSemaphore>
 #include <QTemporaryDir>
 #include <QUndoStack>
 
+#include <sys/resource.h>
+
+#include <ctime>
 #include <memory>
 
 #include "exportpanel.h"
@@ -43,22 +48,57 @@ constexpr int kJobTimeout = 120000;
 QString json(const Preset& p) { return QString::fromStdString(presetToJson(p)); }
 
 // Measures the longest gap between ticks of a 5 ms timer: how long the event loop was blocked.
+// Two numbers: the wall-clock gap (what a user feels; on a loaded, niced machine it includes time
+// the GUI thread waited for a CPU) and the GUI thread's own CPU time within a gap (the work done
+// without returning to the event loop: what the studio controls).
 class StallMeter : public QObject {
  public:
   StallMeter() {
     timer_.setInterval(5);
     QObject::connect(&timer_, &QTimer::timeout, this, [this] {
-      if (clock_.isValid()) longest_ = std::max(longest_, clock_.elapsed());
+      const qint64 cpu = threadCpuUs();
+      rusage ru{};
+      getrusage(RUSAGE_THREAD, &ru);
+      if (clock_.isValid()) {
+        const qint64 wall = clock_.elapsed();
+        if (wall > longest_) {
+          // What the thread did in the longest gap: ran, blocked (voluntary switches: waiting
+          // on a lock or I/O) or was preempted (involuntary: waiting for a CPU).
+          longest_detail_ = QString::asprintf("%lld ms CPU, %ld voluntary / %ld involuntary context switches",
+                                              (cpu - cpu_start_) / 1000, ru.ru_nvcsw - ru_start_.ru_nvcsw,
+                                              ru.ru_nivcsw - ru_start_.ru_nivcsw);
+        }
+        longest_ = std::max(longest_, wall);
+        longest_cpu_ = std::max(longest_cpu_, (cpu - cpu_start_) / 1000);
+        if (wall > 50) ++over_50_;
+      }
       clock_.start();
+      cpu_start_ = cpu;
+      ru_start_ = ru;
     });
     timer_.start();
   }
-  qint64 longest() const { return longest_; }
+  // Both include the gap still open when read: the work that ended a wait (a layoutReady signal
+  // ends QSignalSpy::wait) happened after the last tick.
+  qint64 longest() const { return std::max(longest_, clock_.isValid() ? clock_.elapsed() : 0); }  // wall ms
+  qint64 longestCpu() const {  // GUI-thread CPU ms in one gap
+    return std::max(longest_cpu_, clock_.isValid() ? (threadCpuUs() - cpu_start_) / 1000 : 0);
+  }
+  int gapsOver50() const { return over_50_ + (clock_.isValid() && clock_.elapsed() > 50 ? 1 : 0); }
+  QString longestDetail() const { return longest_detail_; }
 
  private:
+  static qint64 threadCpuUs() {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return qint64(ts.tv_sec) * 1000000 + ts.tv_nsec / 1000;
+  }
   QTimer timer_;
   QElapsedTimer clock_;
-  qint64 longest_ = 0;
+  qint64 longest_ = 0, longest_cpu_ = 0, cpu_start_ = 0;
+  rusage ru_start_{};
+  QString longest_detail_;
+  int over_50_ = 0;
 };
 
 }  // namespace
@@ -326,7 +366,9 @@ class StudioTest : public QObject {
     QElapsedTimer clock;
     clock.start();
     QVERIFY(exportAndWait(w.get()));
-    qInfo("export + ONNX preview: %lld ms; longest event-loop stall: %lld ms", clock.elapsed(), meter.longest());
+    qInfo("export + ONNX preview: %lld ms; longest event-loop stall: %lld ms wall, %lld ms GUI-thread CPU; "
+          "%d gaps over 50 ms", clock.elapsed(), meter.longest(), meter.longestCpu(), meter.gapsOver50());
+    QVERIFY2(meter.longestCpu() < 50, qPrintable(QString::number(meter.longestCpu())));
     QVERIFY2(meter.longest() < 500, "the event loop was blocked for more than 500 ms");
     QVERIFY(QFile::exists(out));
     QCOMPARE(w->lastExportFile(), out);
@@ -352,6 +394,113 @@ class StudioTest : public QObject {
     for (auto* item : w->onnxPreview()->scene()->items())
       if (auto* b = dynamic_cast<BoxItem*>(item)) highlighted += b->highlighted() ? 1 : 0;
     QVERIFY(highlighted >= 1);
+  }
+
+  void aTracedModelWithoutPresetStartsFromTheGuessedShape() {
+    // resnet18 traced at 2x3x64x80 and saved without a preset: the form starts from what the graph
+    // shows (3 channels from conv1) and says the shape is a guess; then a full-size export, with
+    // the event loop measured (model info, form refresh, two previews of ~70 and ~120 nodes).
+    // OXPORT_STUDIO_BIG_MODEL: another image model to measure the same way (e.g. a traced vit_b_16).
+    const QString model = qEnvironmentVariableIsSet("OXPORT_STUDIO_BIG_MODEL")
+                              ? qEnvironmentVariable("OXPORT_STUDIO_BIG_MODEL")
+                              : QStringLiteral(OXPORT_GUESS_DIR "/resnet18.pt");
+    QVERIFY2(QFile::exists(model), qPrintable(model + " is missing: build oxport_guess_fixtures"));
+    auto w = std::make_unique<MainWindow>();
+    w->resize(1500, 940);
+    w->show();
+    QSignalSpy loaded(w.get(), &MainWindow::modelLoaded);
+    QSignalSpy preview(w.get(), &MainWindow::previewUpdated);
+    StallMeter meter;
+    w->openModel(model);
+    QVERIFY(loaded.wait(kJobTimeout));
+    QVERIFY2(loaded.first().first().toBool(), qPrintable(w->lastError()));
+    const auto& args = w->formState().options.args;
+    QCOMPARE(args.size(), size_t(1));
+    QVERIFY(args[0].isTensor());
+    QCOMPARE(std::get<TensorSpec>(args[0].v).shape, (std::vector<int64_t>{1, 3, 224, 224}));
+    auto* guess = find<QLabel>(w.get(), "arg.x.guess");
+    QVERIFY(guess);
+    QVERIFY2(guess->toolTip().contains("channels 3 from "), qPrintable(guess->toolTip()));
+    QVERIFY(preview.count() || preview.wait(kJobTimeout));
+    QVERIFY(preview.first().first().toBool());
+    const QString out = tmp_.filePath(QFileInfo(model).completeBaseName() + ".onnx");
+    auto* output = find<QLineEdit>(w.get(), "opt.output");
+    output->selectAll();
+    QTest::keyClicks(output, out);
+    QElapsedTimer clock;
+    clock.start();
+    QVERIFY(exportAndWait(w.get()));
+    qInfo("%s open + preview + export + ONNX preview: %lld ms export; longest event-loop stall %lld ms wall, "
+          "%lld ms GUI-thread CPU; %d gaps over 50 ms",
+          qPrintable(QFileInfo(model).fileName()), clock.elapsed(), meter.longest(), meter.longestCpu(),
+          meter.gapsOver50());
+    qInfo("the longest wall-clock gap: %s", qPrintable(meter.longestDetail()));
+    QVERIFY(QFile::exists(out));
+    // The GUI thread itself never works 50 ms without returning to the event loop (wall-clock gaps
+    // also hold time spent waiting for a CPU on a busy machine, so they get a looser bound).
+    QVERIFY2(meter.longestCpu() < 50, qPrintable(QString::number(meter.longestCpu())));
+    QVERIFY2(meter.longest() < 2000, qPrintable(QString::number(meter.longest())));
+  }
+
+  void aPresetBesideTheModelWinsOverTheGuess() {
+    // The sample's graph suggests 1x3x224x224 (3 channels from stem.conv); its preset says 32x32.
+    auto w = openSample();
+    QVERIFY(w);
+    const ModelInfo* info = w->modelInfo();
+    QVERIFY(info);
+    QVERIFY(info->input_guesses.count("x"));
+    QCOMPARE(info->input_guesses.at("x").shape, (std::vector<int64_t>{1, 3, 224, 224}));
+    const auto& args = w->formState().options.args;
+    QCOMPARE(args.size(), size_t(1));
+    QCOMPARE(std::get<TensorSpec>(args[0].v).shape, (std::vector<int64_t>{1, 3, 32, 32}));
+    QVERIFY(!w->findChild<QLabel*>("arg.x.guess"));
+  }
+
+  void aDiagnosticJumpsToBothGraphsAndValuesAreTyped() {
+    auto w = openSample();
+    QVERIFY(w);
+    auto* output = find<QLineEdit>(w.get(), "opt.output");
+    output->selectAll();
+    QTest::keyClicks(output, tmp_.filePath("diag.onnx"));
+    QVERIFY(exportAndWait(w.get()));
+    const GraphView* ts = w->torchPreview()->graph();
+    const GraphView* onnx = w->onnxPreview()->graph();
+    QVERIFY(ts && onnx);
+    // A warning as the exporter makes them: node kind, module path and source line of a conv.
+    int conv = -1;
+    for (const auto& n : ts->nodes)
+      if (n.module_path == "layer1.0.conv1" && conv < 0) conv = n.id;
+    QVERIFY2(conv >= 0, "the sample has no layer1.0.conv1 node");
+    Diagnostic d = makeWarning("test.jump", "a warning at layer1.0.conv1");
+    d.node_kind = ts->nodes[conv].op;
+    d.module_path = ts->nodes[conv].module_path;
+    d.location = ts->nodes[conv].location;
+    auto* list = w->findChild<DiagnosticsView*>();
+    QVERIFY(list);
+    list->setDiagnostics({d}, QStringLiteral("test"));
+    emit list->diagnosticActivated(d);
+    QTRY_COMPARE(w->torchPreview()->selectedNode(), conv);
+    // The ONNX side: the nodes whose origin is that conv are highlighted and in view.
+    QSet<int> made;
+    for (const auto& n : onnx->nodes)
+      if (std::find(n.origins.begin(), n.origins.end(), conv) != n.origins.end()) made.insert(n.id);
+    QVERIFY2(!made.isEmpty(), "no ONNX node records layer1.0.conv1 as its origin");
+    ZoomView* view = w->onnxPreview()->view();
+    const QRectF visible = view->mapToScene(view->viewport()->rect()).boundingRect();
+    int shown = 0;
+    for (auto* item : w->onnxPreview()->scene()->items())
+      if (auto* b = dynamic_cast<BoxItem*>(item); b && b->highlighted() && visible.intersects(b->sceneBoundingRect())) ++shown;
+    QVERIFY2(shown >= 1, "no highlighted ONNX box is in view");
+
+    // Intermediate ONNX values carry dtype and shape (from shape inference): the conv's output.
+    const GraphViewNode* on = nullptr;
+    for (const auto& n : onnx->nodes)
+      if (made.contains(n.id) && !n.outputs.empty() && !onnx->edges[n.outputs[0]].is_graph_output) on = &n;
+    QVERIFY(on);
+    QCOMPARE(QString::fromStdString(onnx->edges[on->outputs[0]].type).left(8), QStringLiteral("float32["));
+    w->onnxPreview()->selectNode(on->id, true);
+    QVERIFY2(w->inspector()->toPlainText().contains(QString::fromStdString(onnx->edges[on->outputs[0]].type)),
+             qPrintable(w->inspector()->toPlainText()));
   }
 
   void cancelLeavesNoOutputFile() {
@@ -503,13 +652,80 @@ class StudioTest : public QObject {
     preview.expandAll();
     QVERIFY(laid.wait(kJobTimeout));
     qInfo("12000 nodes: collapsed view %d boxes in %lld ms, expanded %d boxes in %lld ms (layout %.0f ms); "
-          "longest event-loop stall %lld ms",
+          "longest event-loop stall %lld ms wall, %lld ms GUI-thread CPU; %d gaps over 50 ms",
           collapsedItems, first, int(preview.layout().items.size()), clock.elapsed(), preview.layout().stats.ms,
-          meter.longest());
+          meter.longest(), meter.longestCpu(), meter.gapsOver50());
     QVERIFY(preview.layout().items.size() > 12000);
     QCOMPARE(preview.search("blocks.399.norm"), 1);
-    // Building the scene runs on the GUI thread; it must stay well under a second.
+    // The scene's items are built on the GUI thread in slices: the thread itself never works
+    // 50 ms without returning to the event loop (wall-clock gaps on a loaded machine also hold
+    // time spent waiting for a CPU, so they get a looser bound).
+    QVERIFY2(meter.longestCpu() < 50, qPrintable(QString::number(meter.longestCpu())));
     QVERIFY2(meter.longest() < 1000, qPrintable(QString::number(meter.longest())));
+    // And back: collapsing deletes the 12 000 boxes and their routes.
+    StallMeter back;
+    clock.restart();
+    preview.collapseAll();
+    QVERIFY(laid.wait(kJobTimeout));
+    qInfo("collapse all: %d boxes in %lld ms; longest event-loop stall %lld ms wall, %lld ms GUI-thread CPU",
+          int(preview.layout().items.size()), clock.elapsed(), back.longest(), back.longestCpu());
+    QVERIFY2(back.longest() < 1000, qPrintable(QString::number(back.longest())));
+  }
+
+  void fitKeepsTallGraphsReadable() {
+    // A chain of 300 nodes: far too tall to read when fitted whole in a 900x700 view.
+    GraphView g;
+    int prev = -1;
+    for (int i = 0; i < 300; ++i) {
+      GraphViewEdge e;
+      e.id = i;
+      e.name = "v" + std::to_string(i);
+      e.type = "Float(1, 64)";
+      e.producer = i == 0 ? -1 : i - 1;
+      e.is_graph_input = i == 0;
+      g.edges.push_back(e);
+      if (i == 0) {
+        g.inputs = {0};
+        prev = 0;
+        continue;
+      }
+      GraphViewNode n;
+      n.id = i - 1;
+      n.name = "%" + std::to_string(i);
+      n.op = i % 2 ? "aten::linear" : "aten::relu";
+      n.inputs = {prev};
+      n.outputs = {i};
+      g.edges[prev].consumers.push_back(n.id);
+      g.nodes.push_back(n);
+      prev = i;
+    }
+    g.edges[prev].is_graph_output = true;
+    g.outputs = {prev};
+    GraphPreview preview(GraphFlavor::TorchScript, "tall");
+    preview.resize(900, 700);
+    preview.show();
+    QSignalSpy laid(&preview, &GraphPreview::layoutReady);
+    preview.setGraph(g);
+    QVERIFY(laid.wait(kJobTimeout));
+    ZoomView* view = preview.view();
+    const QRectF scene = preview.scene()->sceneRect();
+    const double whole = std::min(view->viewport()->width() / scene.width(), view->viewport()->height() / scene.height());
+    QVERIFY2(whole < ZoomView::kReadableZoom, qPrintable(QString::number(whole)));
+    // Fit: readable, the whole width in view, the rest reached by scrolling.
+    view->zoomBy(0.3);
+    preview.fit();
+    QVERIFY2(view->zoom() >= ZoomView::kReadableZoom - 1e-9, qPrintable(QString::number(view->zoom())));
+    QVERIFY(view->zoom() <= 1.0);
+    const QRectF shown = view->mapToScene(view->viewport()->rect()).boundingRect();
+    QVERIFY2(shown.width() + 1 >= scene.width() || view->zoom() == ZoomView::kReadableZoom,
+             qPrintable(QString("%1 of %2").arg(shown.width()).arg(scene.width())));
+    QVERIFY(view->verticalScrollBar()->isVisible());
+    qInfo("tall graph %.0fx%.0f: whole %.3f, Fit %.3f", scene.width(), scene.height(), whole, view->zoom());
+    // Fit again: the whole graph as an overview.
+    preview.fit();
+    QVERIFY(std::abs(view->zoom() - whole) < 0.02);
+    const QRectF all = view->mapToScene(view->viewport()->rect()).boundingRect();
+    QVERIFY(all.adjusted(-2, -2, 2, 2).contains(scene));
   }
 
   void screenshotOfTheMainWindow() {

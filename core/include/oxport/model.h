@@ -38,8 +38,16 @@ struct ModelInfo {
   int64_t parameter_count = 0;          // elements in parameters and buffers
   int64_t parameter_bytes = 0;
   std::string schema;                   // "forward(Tensor x, int n=2) -> Tensor"
-  // For each argument typed Tensor, the shape recorded by torch.jit.trace, when the file has one.
-  std::map<std::string, std::vector<int64_t>> traced_shapes;
+  // For arguments typed Tensor, the best example shape the saved graph allows. A saved file keeps
+  // no input shapes (its code says only `Tensor`), so this is read from what consumes the input:
+  // the first conv/linear/embedding/RNN weight, or a view/reshape with constant sizes. Sizes the
+  // graph does not show are defaults (batch 1, images 224x224, sequences 16); `reason` says which.
+  struct InputGuess {
+    std::vector<int64_t> shape;
+    DType dtype = DType::Float32;
+    std::string reason;  // "channels 3 from conv1.weight [64, 3, 7, 7]; batch 1 and 224x224 are defaults"
+  };
+  std::map<std::string, InputGuess> input_guesses;
 };
 
 // Per-phase wall time in milliseconds, op histogram and sizes of a finished export.

@@ -284,6 +284,21 @@ Result<WriteReport> writeModel(const Model& model, const OutputTarget& target, c
       ::onnx::ShapeInferenceOptions opts(/*check_type=*/true, /*strict=*/1, /*data_prop=*/false);
       ::onnx::shape_inference::InferShapes(copy, ::onnx::OpSchemaRegistry::Instance(), opts);
       report.shape_inference_passed = true;
+      for (const auto& vi : copy.graph().value_info()) {
+        auto dt = dtypeOf(vi.type());
+        if (!dt) continue;
+        ValueInfo v;
+        v.name = vi.name();
+        v.dtype = *dt;
+        if (vi.type().tensor_type().has_shape()) {
+          v.has_shape = true;
+          for (const auto& d : vi.type().tensor_type().shape().dim())
+            v.shape.push_back(d.has_dim_value()   ? Dim::fixed(d.dim_value())
+                              : d.has_dim_param() ? Dim::symbol(d.dim_param())
+                                                  : Dim::unknown());
+        }
+        report.inferred_value_info.push_back(std::move(v));
+      }
     } catch (const std::exception& e) {
       return Error("shape-inference-failed",
                    std::string("ONNX shape inference rejects the exported model: ") + e.what(),

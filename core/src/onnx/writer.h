@@ -18,6 +18,9 @@ struct WriteReport {
   int64_t bytes = 0;
   bool external_data = false;
   std::vector<Diagnostic> warnings;
+  // Types of the intermediate values, from the checking pass of ONNX shape inference (for the
+  // studio's inspector; not written into the file).
+  std::vector<ValueInfo> inferred_value_info;
 };
 
 struct WriteSettings {

@@ -594,6 +594,14 @@ Result<ExportResult> Model::exportOnnx(const ExportOptions& options, const Outpu
   for (const auto& init : model.graph.initializers) stats.initializer_bytes += static_cast<int64_t>(init.tensor.nbytes);
   for (const auto& in : model.graph.inputs) result.input_names.push_back(in.name);
   for (const auto& o : model.graph.outputs) result.output_names.push_back(o.name);
+  // The preview shows every value's dtype and shape: add what shape inference found (the file
+  // itself keeps only the value_info the passes wrote).
+  {
+    std::set<std::string> known;
+    for (const auto& vi : model.graph.value_info) known.insert(vi.name);
+    for (auto& vi : wr.inferred_value_info)
+      if (known.insert(vi.name).second) model.graph.value_info.push_back(std::move(vi));
+  }
   result.onnx_graph = onnx_ir::toGraphView(model.graph);
   result.output = out.file;
   if (progress) progress(Phase::Check, 1.0, "done");

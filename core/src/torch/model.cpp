@@ -10,6 +10,7 @@
 #include <onnx/onnx_pb.h>
 
 #include "torch/frontend.h"
+#include "torch/input_guess.h"
 #include "torch/load_probe.h"
 #include "torch_archive.h"
 #include "torch/model_impl.h"
@@ -149,6 +150,7 @@ Result<Model> Model::load(const std::filesystem::path& path, const ProgressFn& p
     info.parameter_count += b.value.numel();
     info.parameter_bytes += b.value.numel() * static_cast<int64_t>(b.value.element_size());
   }
+  info.input_guesses = guessInputShapes(impl->module);
   if (progress) progress(Phase::Load, 1.0, "loaded");
   return Model(impl);
 }
