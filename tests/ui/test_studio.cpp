@@ -140,6 +140,13 @@ class StudioTest : public QObject {
     return w;
   }
 
+  // Types an output path into the Options form, as a user would.
+  void typeOutput(MainWindow* w, const QString& path) {
+    auto* output = find<QLineEdit>(w, "opt.output");
+    output->selectAll();
+    QTest::keyClicks(output, path);
+  }
+
   bool exportAndWait(MainWindow* w) {
     QSignalSpy done(w, &MainWindow::exportFinished);
     QSignalSpy onnxLaid(w->onnxPreview(), &GraphPreview::layoutReady);
@@ -357,9 +364,7 @@ class StudioTest : public QObject {
     auto w = openSample();
     QVERIFY(w);
     const QString out = tmp_.filePath("responsive.onnx");
-    auto* output = find<QLineEdit>(w.get(), "opt.output");
-    output->selectAll();
-    QTest::keyClicks(output, out);
+    typeOutput(w.get(), out);
     QCOMPARE(QString::fromStdString(*w->formState().output), out);
 
     StallMeter meter;
@@ -424,9 +429,7 @@ class StudioTest : public QObject {
     QVERIFY(preview.count() || preview.wait(kJobTimeout));
     QVERIFY(preview.first().first().toBool());
     const QString out = tmp_.filePath(QFileInfo(model).completeBaseName() + ".onnx");
-    auto* output = find<QLineEdit>(w.get(), "opt.output");
-    output->selectAll();
-    QTest::keyClicks(output, out);
+    typeOutput(w.get(), out);
     QElapsedTimer clock;
     clock.start();
     QVERIFY(exportAndWait(w.get()));
@@ -459,9 +462,7 @@ class StudioTest : public QObject {
   void aDiagnosticJumpsToBothGraphsAndValuesAreTyped() {
     auto w = openSample();
     QVERIFY(w);
-    auto* output = find<QLineEdit>(w.get(), "opt.output");
-    output->selectAll();
-    QTest::keyClicks(output, tmp_.filePath("diag.onnx"));
+    typeOutput(w.get(), tmp_.filePath("diag.onnx"));
     QVERIFY(exportAndWait(w.get()));
     const GraphView* ts = w->torchPreview()->graph();
     const GraphView* onnx = w->onnxPreview()->graph();
@@ -508,9 +509,7 @@ class StudioTest : public QObject {
     QVERIFY(w);
     const QString out = tmp_.filePath("cancelled.onnx");
     QFile::remove(out);
-    auto* output = find<QLineEdit>(w.get(), "opt.output");
-    output->selectAll();
-    QTest::keyClicks(output, out);
+    typeOutput(w.get(), out);
 
     // 1. Deterministic: the export waits behind another job on the worker thread; Cancel (the
     //    button) cancels both, so the export never writes anything.
@@ -558,9 +557,7 @@ class StudioTest : public QObject {
     if (!runtime.ok()) QSKIP(qPrintable("ONNX Runtime is not installed here: " + QString::fromStdString(runtime.error().message())));
     auto w = openSample();
     QVERIFY(w);
-    auto* output = find<QLineEdit>(w.get(), "opt.output");
-    output->selectAll();
-    QTest::keyClicks(output, tmp_.filePath("verified.onnx"));
+    typeOutput(w.get(), tmp_.filePath("verified.onnx"));
     QVERIFY(exportAndWait(w.get()));
     QSignalSpy verified(w.get(), &MainWindow::verifyFinished);
     QVERIFY(w->exportPanel()->verifyButton()->isEnabled());
@@ -734,9 +731,7 @@ class StudioTest : public QObject {
     w->resize(1500, 940);
     // The window fits a 1280-pixel-wide screen.
     QVERIFY2(w->minimumSizeHint().width() <= 1280, qPrintable(QString::number(w->minimumSizeHint().width())));
-    auto* output = find<QLineEdit>(w.get(), "opt.output");
-    output->selectAll();
-    QTest::keyClicks(output, tmp_.filePath("shot.onnx"));
+    typeOutput(w.get(), tmp_.filePath("shot.onnx"));
     QVERIFY(exportAndWait(w.get()));
     w->torchPreview()->search("layer1.0.conv1");
     QCoreApplication::processEvents();

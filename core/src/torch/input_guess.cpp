@@ -174,22 +174,16 @@ class Guesser {
                  sizes + " are defaults: the saved graph does not record them";
       return withDtype(g, *w);
     }
-    if (kind == "aten::linear" && offset == 0 && n->inputs().size() > 1) {
+    // x @ W: linear stores W as [out, in], matmul as [in, out].
+    const bool linear = kind == "aten::linear";
+    if ((linear || kind == "aten::matmul") && offset == 0 && n->inputs().size() > 1) {
       auto w = weight(n->input(1));
       if (!w || w->dim() != 2) return std::nullopt;
+      const int64_t features = w->size(linear ? 1 : 0);
       ModelInfo::InputGuess g;
-      g.shape = {1, w->size(1)};
-      g.reason = "features " + std::to_string(w->size(1)) + " from " + pathOf(n->input(1)) + " " +
-                 shapeText(sizesOf(*w)) + " (linear); batch 1 is a default";
-      return withDtype(g, *w);
-    }
-    if (kind == "aten::matmul" && offset == 0 && n->inputs().size() > 1) {
-      auto w = weight(n->input(1));
-      if (!w || w->dim() != 2) return std::nullopt;
-      ModelInfo::InputGuess g;
-      g.shape = {1, w->size(0)};
-      g.reason = "features " + std::to_string(w->size(0)) + " from " + pathOf(n->input(1)) + " " +
-                 shapeText(sizesOf(*w)) + " (matmul); batch 1 is a default";
+      g.shape = {1, features};
+      g.reason = "features " + std::to_string(features) + " from " + pathOf(n->input(1)) + " " +
+                 shapeText(sizesOf(*w)) + (linear ? " (linear)" : " (matmul)") + "; batch 1 is a default";
       return withDtype(g, *w);
     }
     if (kind == "aten::embedding" && offset == 1) {
