@@ -482,6 +482,10 @@ int cmdInfo(const ParsedArgs& p, std::ostream& out, std::ostream& err) {
       args.push_back({{"name", a.name}, {"type", a.type}, {"has_default", a.has_default}, {"default", a.default_value},
                       {"keyword_only", a.keyword_only}});
     j["arguments"] = args;
+    json guesses = json::object();
+    for (const auto& [name, g] : i.input_guesses)
+      guesses[name] = {{"shape", g.shape}, {"dtype", dtypeName(g.dtype)}, {"reason", g.reason}};
+    j["input_guesses"] = guesses;
     out << j.dump(2) << "\n";
     return 0;
   }
@@ -489,6 +493,12 @@ int cmdInfo(const ParsedArgs& p, std::ostream& out, std::ostream& err) {
       << "  " << i.schema << "\n"
       << "  parameters and buffers: " << i.parameter_count << " elements, " << i.parameter_bytes << " bytes\n"
       << "  saved in " << (i.training ? "training" : "eval") << " mode\n";
+  // A starting point for --arg: the file keeps no input shapes, so these are read from the graph.
+  for (const auto& [name, g] : i.input_guesses) {
+    std::string spec;
+    for (size_t d = 0; d < g.shape.size(); ++d) spec += (d ? "x" : "") + std::to_string(g.shape[d]);
+    out << "  guessed input " << name << ": --arg " << spec << ":" << dtypeName(g.dtype) << "  (" << g.reason << ")\n";
+  }
   return 0;
 }
 
