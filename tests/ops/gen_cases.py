@@ -78,6 +78,11 @@ def main():
             else:
                 saved = torch.jit.trace(module, tuple(args), check_trace=False)
         saved.save(os.path.join(folder, "model.pt"))
+        if c.get("reference") is not None:
+            ref = Fn(c["reference"]).eval()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                torch.jit.trace(ref, tuple(args), check_trace=False).save(os.path.join(folder, "reference.pt"))
         preset = {"format": "oxport-preset", "version": 1, "model": "model.pt",
                   "args": [arg_json(v, f"arg{i}", folder) for i, v in enumerate(c["inputs"])],
                   "kwargs": {k: arg_json(v, f"kw_{k}", folder) for k, v in c["kwargs"].items()}}
@@ -102,7 +107,8 @@ def main():
         with open(os.path.join(folder, "preset.json"), "w") as f:
             json.dump(preset, f, indent=2)
         manifest.append({"name": name, "family": c["family"], "dir": name, "opsets": c["opsets"],
-                         "tolerance": c["tolerance"], "expect": c["expect"], "note": c["note"]})
+                         "tolerance": c["tolerance"], "expect": c["expect"], "note": c["note"],
+                         **({"reference": "reference.pt"} if c.get("reference") is not None else {})})
     with open(os.path.join(out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)
     print(f"{len(manifest)} op cases in {out}")

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include "oxport/model.h"
 #include "oxport/preset.h"
@@ -19,6 +20,7 @@ namespace {
 
 struct OpCase {
   std::string name, family, dir, expect;
+  std::string reference;  // a model of the same inputs giving the expected outputs, if not model.pt
   std::vector<int> opsets;
   double tolerance = 1e-4;
 };
@@ -38,6 +40,7 @@ std::vector<OpCase> loadManifest() {
     oc.expect = c["expect"];
     oc.tolerance = c["tolerance"];
     oc.opsets = c["opsets"].get<std::vector<int>>();
+    oc.reference = c.value("reference", "");
     out.push_back(oc);
   }
   return out;
@@ -84,7 +87,13 @@ void runCase(const OpCase& c, int opset) {
     EXPECT_NE(d.code, "fallback-op") << "op fell back to a custom node: " << d.toString();
   VerifyOptions vo;
   vo.tolerance = c.tolerance;
-  auto report = verifyExport(*model, options, out, runtime(), vo);
+  std::optional<Model> reference;
+  if (!c.reference.empty()) {
+    auto ref = Model::load(dir / c.reference);
+    ASSERT_TRUE(ref.ok()) << ref.error().message();
+    reference.emplace(std::move(*ref));
+  }
+  auto report = verifyExport(reference ? *reference : *model, options, out, runtime(), vo);
   ASSERT_TRUE(report.ok()) << report.error().message();
   EXPECT_TRUE(report->passed) << report->toText();
 }
