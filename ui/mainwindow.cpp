@@ -38,6 +38,7 @@
 #include "inspector.h"
 #include "optionsform.h"
 #include "oxport/runtime.h"
+#include "settingswriter.h"
 #include "taskrunner.h"
 
 namespace oxport::studio {
@@ -61,6 +62,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   setObjectName(QStringLiteral("mainWindow"));
   setAcceptDrops(true);
   setDockNestingEnabled(true);
+  settings_ = new SettingsWriter(this);
   runner_ = new TaskRunner(this);
   undo_ = new QUndoStack(this);
 
@@ -500,15 +502,13 @@ bool MainWindow::savePresetAs(const QString& file_in) {
 }
 
 void MainWindow::saveSession() const {
-  QSettings s;
-  s.setValue(QStringLiteral("session/preset"), q(presetToJson(preset_)));
-  s.setValue(QStringLiteral("session/presetFile"), preset_file_);
+  settings_->write({{QStringLiteral("session/preset"), q(presetToJson(preset_))},
+                    {QStringLiteral("session/presetFile"), preset_file_}});
 }
 
 void MainWindow::restoreSession() {
-  QSettings s;
-  const QString json = s.value(QStringLiteral("session/preset")).toString();
-  preset_file_ = s.value(QStringLiteral("session/presetFile")).toString();
+  const QString json = settings_->value(QStringLiteral("session/preset")).toString();
+  preset_file_ = settings_->value(QStringLiteral("session/presetFile")).toString();
   if (json.isEmpty()) return;
   auto r = parsePreset(json.toStdString());
   if (!r.ok()) {
@@ -520,17 +520,16 @@ void MainWindow::restoreSession() {
 }
 
 void MainWindow::addRecent(const QString& path) {
-  QSettings s;
-  QStringList recent = s.value(QStringLiteral("recentFiles")).toStringList();
+  QStringList recent = settings_->value(QStringLiteral("recentFiles")).toStringList();
   recent.removeAll(path);
   recent.prepend(path);
   while (recent.size() > kMaxRecent) recent.removeLast();
-  s.setValue(QStringLiteral("recentFiles"), recent);
+  settings_->set(QStringLiteral("recentFiles"), recent);
 }
 
 void MainWindow::rebuildRecentMenu() {
   recent_menu_->clear();
-  const QStringList recent = QSettings().value(QStringLiteral("recentFiles")).toStringList();
+  const QStringList recent = settings_->value(QStringLiteral("recentFiles")).toStringList();
   for (int i = 0; i < recent.size(); ++i) {
     const QString path = recent[i];
     QAction* a = recent_menu_->addAction(QStringLiteral("&%1 %2").arg(i + 1).arg(QFileInfo(path).fileName()), this,
@@ -540,7 +539,7 @@ void MainWindow::rebuildRecentMenu() {
   }
   if (recent.isEmpty()) recent_menu_->addAction(tr("(none)"))->setEnabled(false);
   recent_menu_->addSeparator();
-  recent_menu_->addAction(tr("Clear List"), this, [] { QSettings().remove(QStringLiteral("recentFiles")); });
+  recent_menu_->addAction(tr("Clear List"), this, [this] { settings_->remove(QStringLiteral("recentFiles")); });
 }
 
 // ---- jobs
@@ -764,10 +763,10 @@ void MainWindow::about() {
 }
 
 void MainWindow::closeEvent(QCloseEvent* e) {
-  QSettings s;
-  s.setValue(QStringLiteral("window/geometry"), saveGeometry());
-  s.setValue(QStringLiteral("window/state"), saveState());
+  settings_->write({{QStringLiteral("window/geometry"), saveGeometry()},
+                    {QStringLiteral("window/state"), saveState()}});
   saveSession();
+  settings_->flush();  // the window is going away: the next start reads what this one wrote
   runner_->cancel();
   QMainWindow::closeEvent(e);
 }

@@ -31,6 +31,7 @@ class GraphPreview;
 class InputsPanel;
 class Inspector;
 class OptionsForm;
+class SettingsWriter;
 class TaskRunner;
 
 class MainWindow : public QMainWindow, public FormHost {
@@ -107,6 +108,7 @@ class MainWindow : public QMainWindow, public FormHost {
   GraphPreview* activePreview() const;
   void about();
 
+  SettingsWriter* settings_ = nullptr;  // QSettings written off the GUI thread
   std::shared_ptr<Model> model_;
   ModelInfo info_;
   Preset preset_;

@@ -19,6 +19,7 @@
 #include <QScrollBar>
 #include <QSpinBox>
 #include <QSemaphore>
+#include <QSettings>
 #include <QTemporaryDir>
 #include <QUndoStack>
 
@@ -35,6 +36,7 @@
 #include "optionsform.h"
 #include "oxport/preset.h"
 #include "oxport/runtime.h"
+#include "settingswriter.h"
 #include "taskrunner.h"
 
 using namespace oxport;
@@ -416,6 +418,8 @@ class StudioTest : public QObject {
     QSignalSpy loaded(w.get(), &MainWindow::modelLoaded);
     QSignalSpy preview(w.get(), &MainWindow::previewUpdated);
     StallMeter meter;
+    QElapsedTimer opening;
+    opening.start();
     w->openModel(model);
     QVERIFY(loaded.wait(kJobTimeout));
     QVERIFY2(loaded.first().first().toBool(), qPrintable(w->lastError()));
@@ -428,6 +432,10 @@ class StudioTest : public QObject {
     QVERIFY2(guess->toolTip().contains("channels 3 from "), qPrintable(guess->toolTip()));
     QVERIFY(preview.count() || preview.wait(kJobTimeout));
     QVERIFY(preview.first().first().toBool());
+    // The preview is drawn and interactive once its scene holds its boxes (built in slices).
+    QVERIFY(QTest::qWaitFor([&] { return !w->torchPreview()->layoutPending(); }, kJobTimeout));
+    qInfo("%s opened and drawn: %lld ms (load, model info, TorchScript preview laid out and drawn, %d boxes)",
+          qPrintable(QFileInfo(model).fileName()), opening.elapsed(), int(w->torchPreview()->layout().items.size()));
     const QString out = tmp_.filePath(QFileInfo(model).completeBaseName() + ".onnx");
     typeOutput(w.get(), out);
     QElapsedTimer clock;
@@ -569,6 +577,22 @@ class StudioTest : public QObject {
     QVERIFY(table->topLevelItem(0)->childCount() >= 1);
     qInfo("verify: %s max abs error %s", qPrintable(table->topLevelItem(0)->child(0)->text(0)),
           qPrintable(table->topLevelItem(0)->child(0)->text(3)));
+  }
+
+  void settingsWritesReadBackAtOnceAndReachTheDisk() {
+    // What the window writes is readable at once through the writer, and on disk after flush();
+    // the sync itself (lock file, fdatasync) runs on the writer's thread.
+    SettingsWriter writer;
+    const QStringList recent{QStringLiteral("/a/b.pt"), QStringLiteral("/c/d.pt")};
+    writer.write({{QStringLiteral("test/recent"), recent}, {QStringLiteral("test/gone"), 1}});
+    writer.remove(QStringLiteral("test/gone"));
+    QCOMPARE(writer.value(QStringLiteral("test/recent")).toStringList(), recent);
+    QVERIFY(!writer.value(QStringLiteral("test/gone")).isValid());
+    writer.flush();
+    QSettings fresh;
+    QCOMPARE(fresh.value(QStringLiteral("test/recent")).toStringList(), recent);
+    QVERIFY(!fresh.contains(QStringLiteral("test/gone")));
+    fresh.remove(QStringLiteral("test"));
   }
 
   void lastSessionIsRestored() {
