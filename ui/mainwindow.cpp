@@ -458,6 +458,8 @@ void MainWindow::openModel(const QString& path_in, std::optional<Preset> form) {
         log(tr("Opened %1\n%2").arg(path, q(info_.schema)));
         saveSession();
         emit modelLoaded(true);
+        preview_exact_ = false;
+        showSavedGraph();
         refreshPreview();
       });
 }
@@ -544,6 +546,21 @@ void MainWindow::rebuildRecentMenu() {
 
 // ---- jobs
 
+void MainWindow::showSavedGraph() {
+  // The graph as saved takes a fraction of a second even for a vit_b_16, whose example run takes
+  // as long as its forward pass: draw it at once, and let the full preview replace it.
+  auto model = model_;
+  runner_->run<Result<GraphView>>(
+      tr("Saved graph"),
+      [model](const ProgressFn&, const CancelToken&) { return model->savedGraph(); },
+      [this, model](Result<GraphView>& r) {
+        // Only while it is still this model's first preview.
+        if (model != model_ || !r.ok() || preview_exact_) return;
+        torch_->setGraph(std::move(r.value()));
+        status_->setText(tr("The graph as saved; running the example inputs for shapes and the exported form…"));
+      });
+}
+
 void MainWindow::refreshPreview() {
   if (!model_) return;
   if (std::any_of(problems_.begin(), problems_.end(), [](const Diagnostic& d) { return d.severity == Severity::Error; })) {
@@ -569,6 +586,7 @@ void MainWindow::refreshPreview() {
           return;
         }
         torch_->setGraph(std::move(r.value()));
+        preview_exact_ = true;
         status_->setText(tr("Preview ready"));
         emit previewUpdated(true);
       });
@@ -614,6 +632,7 @@ void MainWindow::startExport() {
         last_export_options_ = opts;
         // The TorchScript graph of this export, so ONNX origins point into it.
         torch_->setGraph(std::move(res.torch_graph));
+        preview_exact_ = true;
         onnx_->setGraph(std::move(res.onnx_graph));
         status_->setText(res.diagnostics.empty()
                              ? tr("Exported %1").arg(file)

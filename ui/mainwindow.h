@@ -56,6 +56,7 @@ class MainWindow : public QMainWindow, public FormHost {
   void saveSession() const;
 
   void refreshPreview();
+  void showSavedGraph();
   void startExport();
   void startVerify();
   void cancelJobs();
@@ -110,6 +111,7 @@ class MainWindow : public QMainWindow, public FormHost {
 
   SettingsWriter* settings_ = nullptr;  // QSettings written off the GUI thread
   std::shared_ptr<Model> model_;
+  bool preview_exact_ = false;  // the TorchScript preview is past the example run (not the saved graph)
   ModelInfo info_;
   Preset preset_;
   std::vector<Diagnostic> problems_;

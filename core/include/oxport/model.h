@@ -102,6 +102,9 @@ class Model {
                             const CancelToken& cancel = {});
   const ModelInfo& info() const;
 
+  // forward's graph as saved, without running the model: quick (no shapes, nothing folded).
+  Result<GraphView> savedGraph() const;
+
   // The TorchScript graph after the passes for these options (the example run included).
   Result<GraphView> inspect(const ExportOptions& options, const ProgressFn& progress = {},
                             const CancelToken& cancel = {}) const;

@@ -228,6 +228,15 @@ Result<std::vector<NamedTensor>> Model::runReference(const ExportOptions& option
   return out;
 }
 
+Result<GraphView> Model::savedGraph() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  try {
+    return savedGraphView(impl_->module);
+  } catch (const std::exception& e) {
+    return Error("frontend-failed", std::string("reading the saved forward graph failed: ") + torchErrorMessage(e));
+  }
+}
+
 Result<GraphView> Model::inspect(const ExportOptions& options, const ProgressFn& progress,
                                  const CancelToken& cancel) const {
   std::lock_guard<std::mutex> lock(impl_->mutex);

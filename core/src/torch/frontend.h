@@ -10,6 +10,7 @@
 #include <torch/script.h>
 
 #include "ir/ts_ir.h"
+#include "oxport/graph_view.h"
 #include "oxport/options.h"
 #include "oxport/progress.h"
 
@@ -35,6 +36,11 @@ Result<ExampleArgs> buildExampleArgs(const torch::jit::Module& module, const Exp
 Result<FrontendResult> runFrontend(const torch::jit::Module& module, const ExampleArgs& args,
                                    const ExportOptions& options, const ProgressFn& progress,
                                    const CancelToken& cancel);
+
+// forward's graph as saved, inlined, without running the model: structure, module scopes and
+// source lines at once, but no shapes and nothing folded (the studio draws it while the example
+// run computes the real preview). Constants become node attributes, parameters initializer edges.
+GraphView savedGraphView(const torch::jit::Module& module);
 
 // IValue <-> core types
 ts::Constant constantFromIValue(const c10::IValue& v, bool* ok);
