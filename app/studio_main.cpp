@@ -22,7 +22,8 @@ int main(int argc, char** argv) {
   cli.addVersionOption();
   QCommandLineOption preset({QStringLiteral("p"), QStringLiteral("preset")},
                             QStringLiteral("Open this preset (its model is opened too)."), QStringLiteral("file"));
-  QCommandLineOption fresh(QStringLiteral("no-session"), QStringLiteral("Do not restore the last session."));
+  QCommandLineOption fresh(QStringLiteral("no-session"),
+                           QStringLiteral("Do not restore the last session (nor open the sample on a first start)."));
   cli.addOption(preset);
   cli.addOption(fresh);
   cli.addPositionalArgument(QStringLiteral("model"), QStringLiteral("TorchScript model (.pt) or preset (.json) to open."));
@@ -39,7 +40,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "oxport-studio: %s: no such file\n", qPrintable(args.front()));
       window.openPath(args.front());
     } else if (!cli.isSet(fresh)) {
-      window.restoreSession();
+      window.openAtStartup();  // the last session, or the bundled sample on the first start
     }
   });
   return app.exec();

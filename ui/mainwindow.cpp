@@ -7,6 +7,7 @@
 #include <QDragEnterEvent>
 #include <QDropEvent>
 #include <QFileDialog>
+#include <QDir>
 #include <QFileInfo>
 #include <QLabel>
 #include <QLineEdit>
@@ -440,6 +441,13 @@ void MainWindow::openModel(const QString& path_in, std::optional<Preset> form) {
         }
         state.model = path.toStdString();
         if (!state.output || state.output->empty()) state.output = defaultPresetFor(info_).output;
+        if (state.output && !QFileInfo(QFileInfo(q(*state.output)).absolutePath()).isWritable()) {
+          // A model in a read-only place (the installed sample, a shared folder): write to home.
+          const QString home = QDir::homePath() + QLatin1Char('/') + QFileInfo(q(*state.output)).fileName();
+          log(tr("%1 is in a folder this user cannot write; the output goes to %2 instead")
+                  .arg(q(*state.output), home));
+          state.output = home.toStdString();
+        }
         last_export_file_.clear();
         last_export_options_.reset();
         undo_->clear();
@@ -508,17 +516,37 @@ void MainWindow::saveSession() const {
                     {QStringLiteral("session/presetFile"), preset_file_}});
 }
 
-void MainWindow::restoreSession() {
+bool MainWindow::restoreSession() {
   const QString json = settings_->value(QStringLiteral("session/preset")).toString();
   preset_file_ = settings_->value(QStringLiteral("session/presetFile")).toString();
-  if (json.isEmpty()) return;
+  if (json.isEmpty()) return false;
   auto r = parsePreset(json.toStdString());
   if (!r.ok()) {
     log(tr("The last session could not be restored: %1").arg(q(r.error().message())));
-    return;
+    return false;
   }
   const Preset& p = r.value();
-  if (p.model && QFileInfo::exists(q(*p.model))) openModel(q(*p.model), p);
+  if (!p.model || !QFileInfo::exists(q(*p.model))) return false;
+  openModel(q(*p.model), p);
+  return true;
+}
+
+QString MainWindow::bundledSample() {
+  const QString installed = QCoreApplication::applicationDirPath() + QStringLiteral("/../share/oxport/samples/sample_cnn.pt");
+  if (QFileInfo::exists(installed)) return QFileInfo(installed).canonicalFilePath();
+  const QString source = QStringLiteral(OXPORT_SOURCE_DIR "/resources/samples/sample_cnn.pt");
+  if (QFileInfo::exists(source)) return source;
+  return {};
+}
+
+void MainWindow::openAtStartup() {
+  if (restoreSession()) return;
+  if (settings_->value(QStringLiteral("studio/firstStartDone")).toBool()) return;
+  settings_->set(QStringLiteral("studio/firstStartDone"), true);
+  const QString sample = bundledSample();
+  if (sample.isEmpty()) return;
+  log(tr("First start: opening the bundled sample model %1").arg(sample));
+  openPath(sample);
 }
 
 void MainWindow::addRecent(const QString& path) {

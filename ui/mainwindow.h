@@ -51,8 +51,15 @@ class MainWindow : public QMainWindow, public FormHost {
   void openModel(const QString& path, std::optional<Preset> form = std::nullopt);
   bool openPreset(const QString& file);
   bool savePresetAs(const QString& file);
-  // Restores the form (and reopens its model) from the last session.
-  void restoreSession();
+  // Restores the form (and reopens its model) from the last session; false when there is none
+  // (or its model is gone).
+  bool restoreSession();
+  // The bundled sample model: installed under share/oxport/samples beside bin/, or in the source
+  // tree when run from a build directory. Empty when neither exists.
+  static QString bundledSample();
+  // What the studio opens when started without a file: the last session, or on the very first
+  // start the bundled sample (so a new user sees a model at once).
+  void openAtStartup();
   void saveSession() const;
 
   void refreshPreview();

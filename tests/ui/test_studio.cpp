@@ -602,6 +602,30 @@ class StudioTest : public QObject {
     fresh.remove(QStringLiteral("test"));
   }
 
+  void theFirstStartOpensTheBundledSample() {
+    QSettings().clear();
+    QCOMPARE(QFileInfo(MainWindow::bundledSample()).canonicalFilePath(), QFileInfo(kSample).canonicalFilePath());
+    {
+      MainWindow w;
+      w.show();
+      QSignalSpy loaded(&w, &MainWindow::modelLoaded);
+      w.openAtStartup();
+      QVERIFY(loaded.wait(kJobTimeout));
+      QVERIFY2(loaded.first().first().toBool(), qPrintable(w.lastError()));
+      QCOMPARE(QFileInfo(QString::fromStdString(*w.formState().model)).fileName(), QStringLiteral("sample_cnn.pt"));
+      w.close();
+    }
+    {
+      // Not the first start any more, and no session: nothing opens.
+      QSettings().remove(QStringLiteral("session"));
+      MainWindow w;
+      QSignalSpy loaded(&w, &MainWindow::modelLoaded);
+      w.openAtStartup();
+      QVERIFY(!loaded.wait(500));
+      QVERIFY(!w.hasModel());
+    }
+  }
+
   void lastSessionIsRestored() {
     {
       auto w = openSample();
