@@ -29,8 +29,9 @@ if [[ "${OXPORT_BENCH_BIG:-1}" != 0 ]]; then
   big_args=(--big-models big_1gib,big_2_5gib --big-torch)
   make_big=(--big-gib 1 --big-gib 2.5)
 fi
+mkdir -p "$out/models"
 echo "bench: making models in $out/models (skipped when present)"
-(cd "$out/.." && "$py" "$root/bench/make_models.py" "$out/models" "${make_big[@]}")
+(cd "$out" && "$py" "$root/bench/make_models.py" "$out/models" "${make_big[@]}")
 
 exec "$py" "$root/bench/bench.py" --build "$build" --models "$out/models" --out "$out" \
   --export-models resnet18,resnet50,mobilenet_v2,transformer_encoder,vit_b_16@17,squeezenet1_1@17,efficientnet_b0@17,densenet121@17 \
