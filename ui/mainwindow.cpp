@@ -639,14 +639,19 @@ void MainWindow::startVerify() {
         auto rt = makeDefaultRuntime();
         if (!rt.ok()) return rt.error();
         progress(Phase::Verify, 0.1, rt.value()->describe());
-        auto report = verifyExport(*model, opts, file, *rt.value(), VerifyOptions{}, cancel);
-        progress(Phase::Verify, 1.0, "done");
-        return report;
+        auto scaled = [&progress](Phase p, double f, const std::string& m) { progress(p, 0.1 + 0.9 * f, m); };
+        return verifyExport(*model, opts, file, *rt.value(), VerifyOptions{}, cancel, scaled);
       },
       [this](Result<VerifyReport>& r) {
         verify_job_ = -1;
         updateActions();
         if (!r.ok()) {
+          if (r.error().code() == "cancelled") {
+            export_->finishPhases(false, tr("Verification cancelled."));
+            status_->setText(tr("Verification cancelled"));
+            emit verifyFinished(false);
+            return;
+          }
           export_->finishPhases(false, tr("Verification did not run."));
           export_->showVerifyError(q(r.error().message()));
           log(tr("Verify failed:\n%1").arg(q(r.error().message())));
