@@ -4,12 +4,16 @@
 #include <QFileInfo>
 #include <QTimer>
 
+#include <csignal>
 #include <cstdio>
 
 #include "mainwindow.h"
 #include "oxport/model.h"
 
 int main(int argc, char** argv) {
+  // A write past the file-size limit (ulimit -f) fails with EFBIG and the export reports it
+  // ("File too large"), instead of SIGXFSZ closing the studio and losing the session.
+  std::signal(SIGXFSZ, SIG_IGN);
   QApplication app(argc, argv);
   QApplication::setOrganizationName(QStringLiteral("oxport"));
   QApplication::setApplicationName(QStringLiteral("oxport-studio"));

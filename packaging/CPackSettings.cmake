@@ -12,6 +12,7 @@ to ONNX without Python, checks every exported model with the ONNX checker and ca
 outputs in ONNX Runtime with libtorch's. It ships the oxport command, the oxport-studio desktop \
 application and the liboxport-core C++ library with its CMake package (find_package(Oxport)).")
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+set(CPACK_RESOURCE_FILE_LICENSE ${PROJECT_SOURCE_DIR}/LICENSE)
 set(CPACK_PACKAGE_INSTALL_DIRECTORY oxport)
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_GENERATOR DEB)

@@ -3,6 +3,7 @@
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QDir>
 #include <QDockWidget>
 #include <QDragEnterEvent>
 #include <QDropEvent>
@@ -93,7 +94,13 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   status_cancel_->setDefaultAction(cancel_action_);
   status_cancel_->setAutoRaise(true);
   status_cancel_->hide();
+  // Which model is loaded, from where: opening a model runs its code, so the user should always
+  // see which file that was (the full path is in the tooltip and the title).
+  model_path_ = new QLabel;
+  model_path_->setObjectName(QStringLiteral("modelPath"));
+  model_path_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   statusBar()->addWidget(status_, 1);
+  statusBar()->addPermanentWidget(model_path_);
   statusBar()->addPermanentWidget(progress_);
   statusBar()->addPermanentWidget(status_cancel_);
 
@@ -383,8 +390,28 @@ void MainWindow::updateActions() {
 
 void MainWindow::updateTitle() {
   QString name = preset_.model ? QFileInfo(q(*preset_.model)).fileName() : tr("no model");
+  // The folder the loaded model came from, as editors show it ("name (folder)").
+  if (!loaded_path_.isEmpty() && QFileInfo(loaded_path_).fileName() == name)
+    name += QStringLiteral(" (%1)").arg(QDir::toNativeSeparators(QFileInfo(loaded_path_).absolutePath()));
   setWindowTitle(tr("%1[*] — oxport Studio").arg(name));
+  setWindowFilePath(loaded_path_);
   setWindowModified(!undo_->isClean());
+}
+
+void MainWindow::showLoadedPath() {
+  const QString native = QDir::toNativeSeparators(loaded_path_);
+  if (native.isEmpty()) {
+    model_path_->clear();
+    model_path_->setToolTip(QString());
+    return;
+  }
+  // Long paths are shortened in the middle; the tooltip always has the whole path.
+  const QString shown = model_path_->fontMetrics().elidedText(native, Qt::ElideMiddle, 420);
+  model_path_->setText(tr("Model: %1").arg(shown));
+  model_path_->setToolTip(tr("Loaded from %1\n\nOpening a model runs its TorchScript code: exporting, the preview "
+                             "and verification run forward() on the example inputs in this process, with your "
+                             "rights. Open only models you trust, as with torch.jit.load.")
+                              .arg(native));
 }
 
 // ---- files
@@ -421,6 +448,8 @@ void MainWindow::openModel(const QString& path_in, std::optional<Preset> form) {
         }
         model_ = std::make_shared<Model>(std::move(r).value());
         info_ = model_->info();
+        loaded_path_ = path;
+        showLoadedPath();
         Preset state = form ? *form : defaultPresetFor(info_);
         if (!form) {
           // A preset saved next to the model (model.preset.json) describes how to export it.
@@ -686,14 +715,19 @@ void MainWindow::startVerify() {
         auto rt = makeDefaultRuntime();
         if (!rt.ok()) return rt.error();
         progress(Phase::Verify, 0.1, rt.value()->describe());
-        auto report = verifyExport(*model, opts, file, *rt.value(), VerifyOptions{}, cancel);
-        progress(Phase::Verify, 1.0, "done");
-        return report;
+        auto scaled = [&progress](Phase p, double f, const std::string& m) { progress(p, 0.1 + 0.9 * f, m); };
+        return verifyExport(*model, opts, file, *rt.value(), VerifyOptions{}, cancel, scaled);
       },
       [this](Result<VerifyReport>& r) {
         verify_job_ = -1;
         updateActions();
         if (!r.ok()) {
+          if (r.error().code() == "cancelled") {
+            export_->finishPhases(false, tr("Verification cancelled."));
+            status_->setText(tr("Verification cancelled"));
+            emit verifyFinished(false);
+            return;
+          }
           export_->finishPhases(false, tr("Verification did not run."));
           export_->showVerifyError(q(r.error().message()));
           log(tr("Verify failed:\n%1").arg(q(r.error().message())));

@@ -106,6 +106,7 @@ class MainWindow : public QMainWindow, public FormHost {
   void stateChanged();
   void updateActions();
   void updateTitle();
+  void showLoadedPath();
   void showError(const QString& title, const Error& e);
   void log(const QString& text);
   void addRecent(const QString& path);
@@ -142,6 +143,8 @@ class MainWindow : public QMainWindow, public FormHost {
   DiagnosticsView* diagnostics_ = nullptr;
   QPlainTextEdit* log_ = nullptr;
   QLabel* status_ = nullptr;
+  QLabel* model_path_ = nullptr;  // which file the loaded model came from (permanent, with a warning)
+  QString loaded_path_;           // absolute path of the model in model_, empty when none
   QProgressBar* progress_ = nullptr;
   QToolButton* status_cancel_ = nullptr;
   QMenu* recent_menu_ = nullptr;

@@ -84,7 +84,8 @@ std::string hintFor(int err) {
     case EDQUOT:
       return "free some disk space, or choose another output path";
     case EFBIG:
-      return "the file is larger than this file system or the process's file-size limit allows";
+      return "the file is too large for the file system or for the file-size limit of this process "
+             "(ulimit -f): raise the limit, or choose another output path";
     case ENOENT:
     case ENOTDIR:
       return "the folder does not exist; create it first or choose another output path";

@@ -24,7 +24,8 @@ std::vector<std::vector<int64_t>> resized(const std::vector<std::vector<int64_t>
 
 Result<VerifyReport> verifyExport(const Model& model, const ExportOptions& options,
                                   const std::filesystem::path& onnx_file, OnnxRuntime& runtime,
-                                  const VerifyOptions& vopts, const CancelToken& cancel) {
+                                  const VerifyOptions& vopts, const CancelToken& cancel,
+                                  const ProgressFn& progress) {
   VerifyReport report;
   report.tolerance = vopts.tolerance;
   OXPORT_ASSIGN(auto base_inputs, model.exampleInputs(options));
@@ -50,11 +51,29 @@ Result<VerifyReport> verifyExport(const Model& model, const ExportOptions& optio
   }
   // The ONNX graph's input names: input_names, then the generated ones are unknown here, so the
   // runtime matches by position when a name is missing.
-  std::set<std::vector<std::vector<int64_t>>> done;
+  {  // each distinct shape set once, in order
+    std::set<std::vector<std::vector<int64_t>>> distinct(shape_sets.begin(), shape_sets.end());
+    std::vector<std::vector<std::vector<int64_t>>> unique;
+    for (const auto& s : shape_sets)
+      if (distinct.erase(s)) unique.push_back(s);
+    shape_sets = std::move(unique);
+  }
   report.passed = true;
   std::vector<std::vector<int64_t>> base_output_shapes;  // from the first run
-  for (const auto& shapes : shape_sets) {
-    if (!done.insert(shapes).second) continue;
+  auto shapesText = [](const std::vector<std::vector<int64_t>>& shapes) {
+    std::string t;
+    for (size_t k = 0; k < shapes.size(); ++k) {
+      if (k) t += ", ";
+      if (shapes[k].empty()) t += "scalar";
+      for (size_t i = 0; i < shapes[k].size(); ++i) t += (i ? "x" : "") + std::to_string(shapes[k][i]);
+    }
+    return t;
+  };
+  for (size_t set = 0; set < shape_sets.size(); ++set) {
+    const auto& shapes = shape_sets[set];
+    if (progress)
+      progress(Phase::Verify, static_cast<double>(set) / static_cast<double>(shape_sets.size()),
+               "ONNX Runtime and libtorch at " + shapesText(shapes));
     if (cancel.cancelled()) return Error("cancelled", "verification was cancelled");
     VerifyRun run;
     run.input_shapes = shapes;
@@ -74,6 +93,7 @@ Result<VerifyReport> verifyExport(const Model& model, const ExportOptions& optio
     for (size_t i = 0; i < inputs->size(); ++i)
       named.push_back({i < options.input_names.size() ? options.input_names[i] : std::string(), (*inputs)[i]});
     auto actual = runtime.run(onnx_file, named);
+    if (cancel.cancelled()) return Error("cancelled", "verification was cancelled");
     if (!actual.ok()) {
       run.error = actual.error().message();
       run.passed = false;
@@ -116,6 +136,7 @@ Result<VerifyReport> verifyExport(const Model& model, const ExportOptions& optio
     report.passed = report.passed && run.passed;
     report.runs.push_back(run);
   }
+  if (progress) progress(Phase::Verify, 1.0, report.passed ? "outputs match" : "outputs differ");
   return report;
 }
 

@@ -5,6 +5,8 @@
 #   package_test.sh cli      BUILD_DIR SCRATCH   the installed oxport exports (and verifies) the sample
 #   package_test.sh consumer BUILD_DIR SCRATCH   a CMake project builds against find_package(Oxport)
 #   package_test.sh manpage  BUILD_DIR SCRATCH   the man page is installed and lists every --help flag
+#   package_test.sh docs     BUILD_DIR SCRATCH   /usr/share/doc/oxport: copyright and changelog.Debian.gz
+#   package_test.sh studio   BUILD_DIR SCRATCH   oxport-studio, its desktop entry, icon and MIME type
 # SCRATCH lives outside the source tree (under TMPDIR), so Node cannot find the repository's
 # node_modules by walking up from the installed runner: verification must work through NODE_PATH.
 set -euo pipefail
@@ -124,6 +126,68 @@ manpage)
   ((missing == 0)) || fail "the man page misses flags of oxport export --help"
   if command -v man >/dev/null; then man -l "$man" >/dev/null 2>&1 || fail "man cannot format the page"; fi
   say "man page covers every flag of oxport export --help"
+  ;;
+
+docs)
+  doc="$root/usr/share/doc/oxport"
+  copyright="$doc/copyright"
+  [[ -f "$copyright" ]] || fail "$copyright is missing"
+  # Debian's machine-readable format, never compressed, naming the license and where its text is.
+  head -1 "$copyright" | grep -qx 'Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/' \
+    || fail "copyright does not start with the copyright-format 1.0 Format line"
+  grep -qx 'License: Apache-2.0' "$copyright" || fail "copyright names no Apache-2.0 License paragraph"
+  grep -q '/usr/share/common-licenses/Apache-2.0' "$copyright" || fail "copyright does not point to common-licenses"
+  grep -q 'https://www.apache.org/licenses/LICENSE-2.0' "$src/LICENSE" || fail "LICENSE does not name the license's URL"
+  changelog="$doc/changelog.Debian.gz"
+  [[ -f "$changelog" ]] || fail "$changelog is missing"
+  gzip -t "$changelog" || fail "changelog.Debian.gz is not valid gzip"
+  # gzip -9n: no file name or time stamp in the header (reproducible, as dh_compress does it).
+  flags=$(od -An -tu1 -j3 -N1 "$changelog" | tr -d ' ')
+  mtime=$(od -An -tu4 -j4 -N4 "$changelog" | tr -d ' ')
+  (( (flags & 8) == 0 && mtime == 0 )) || fail "changelog.Debian.gz carries a name or time stamp (flags $flags, mtime $mtime)"
+  version=$(dpkg-deb -f "$scratch/oxport.deb" Version)
+  top=$(gzip -dc "$changelog" | head -1)
+  [[ "$top" =~ ^oxport\ \(([^\)]+)\)\ [a-z-]+\;\ urgency=[a-z]+$ ]] || fail "changelog's first line is not a Debian entry: $top"
+  [[ "${BASH_REMATCH[1]}" == "$version" ]] || fail "changelog's latest version ${BASH_REMATCH[1]} is not the package's $version"
+  if command -v dpkg-parsechangelog >/dev/null; then
+    gzip -dc "$changelog" >"$scratch/changelog"
+    dpkg-parsechangelog -l "$scratch/changelog" -S Maintainer >/dev/null 2>"$scratch/parsechangelog.err" \
+      || { cat "$scratch/parsechangelog.err"; fail "dpkg-parsechangelog cannot read the changelog"; }
+    if [[ -s "$scratch/parsechangelog.err" ]]; then
+      cat "$scratch/parsechangelog.err"
+      fail "dpkg-parsechangelog warns about the changelog"
+    fi
+  fi
+  say "copyright (Apache-2.0) and changelog.Debian.gz ($version) are installed"
+  ;;
+
+studio)
+  studio="$root/usr/bin/oxport-studio"
+  [[ -x "$studio" ]] || fail "$studio is missing"
+  core=$(ldd "$studio" | awk '/liboxport-core/ {print $3}')
+  [[ "$core" == "$root"/* ]] || fail "installed oxport-studio loads the core from '$core', not from the package"
+  QT_QPA_PLATFORM=offscreen "$studio" --version | grep -Eq '^oxport[- ][Ss]tudio [0-9]+\.[0-9]+\.[0-9]+' \
+    || fail "oxport-studio --version"
+  desktop="$root/usr/share/applications/oxport-studio.desktop"
+  [[ -f "$desktop" ]] || fail "$desktop is missing"
+  entry() { awk -F= -v k="$1" '$1 == k {print substr($0, length(k) + 2); exit}' "$desktop"; }
+  exe=$(entry Exec | awk '{print $1}')
+  [[ -x "$root/usr/bin/$exe" ]] || fail "the desktop entry runs '$exe', which the package does not install in /usr/bin"
+  icon=$(entry Icon)
+  [[ -f "$root/usr/share/icons/hicolor/scalable/apps/$icon.svg" ]] || fail "the desktop entry's icon '$icon' is not installed"
+  if command -v xmllint >/dev/null; then
+    xmllint --noout "$root/usr/share/icons/hicolor/scalable/apps/$icon.svg" || fail "the icon is not well-formed SVG"
+  fi
+  mimes=$(entry MimeType)
+  [[ -n "$mimes" ]] || fail "the desktop entry declares no MimeType"
+  for mime in ${mimes//;/ }; do
+    grep -rqF "type=\"$mime\"" "$root/usr/share/mime/packages" || fail "MIME type $mime is not defined in usr/share/mime/packages"
+  done
+  if command -v xmllint >/dev/null; then
+    for x in "$root"/usr/share/mime/packages/*.xml; do xmllint --noout "$x" || fail "$x is not well-formed"; done
+  fi
+  if command -v desktop-file-validate >/dev/null; then desktop-file-validate "$desktop" || fail "desktop-file-validate"; fi
+  say "oxport-studio runs; $(basename "$desktop") starts it, icon $icon, MIME types ${mimes%;}"
   ;;
 
 *) fail "unknown step" ;;

@@ -26,6 +26,7 @@
 #include "oxport/cli.h"
 #include "oxport/model.h"
 #include "oxport/preset.h"
+#include "oxport/runtime.h"
 #include "torch_archive.h"
 
 namespace fs = std::filesystem;
@@ -320,7 +321,6 @@ TEST_F(Robustness, OutputOnAFullDisk) {
 
 // ---------------------------------------------------------------- cancel at every phase
 
-// (oxport::phaseName is declared in progress.h but not defined in the core yet.)
 const char* phaseText(Phase p) {
   static const char* const names[] = {"load", "passes", "trace", "convert", "fold", "optimize", "serialize", "check", "verify"};
   const int i = static_cast<int>(p);
@@ -399,6 +399,173 @@ TEST_F(Robustness, CancelAtEveryProgressCall) {
   auto again = model->exportOnnx(options, OutputTarget::toFile(dir_ / "again.onnx"));
   ASSERT_TRUE(again.ok()) << again.error().message();
   EXPECT_EQ(slurp(dir_ / "again.onnx"), reference);
+}
+
+// Stands in for ONNX Runtime in the verify phase: answers with libtorch's own outputs for the
+// inputs it gets (what a correct export gives), so a sweep over every progress call does not
+// start node dozens of times. It reads the ONNX file as the real runner would.
+class ReferenceRuntime : public OnnxRuntime {
+ public:
+  ReferenceRuntime(const Model& model, ExportOptions options) : model_(model), options_(std::move(options)) {}
+  Result<std::vector<NamedTensor>> run(const fs::path& onnx, const std::vector<NamedTensor>& inputs) override {
+    ++runs;
+    if (slurp(onnx).empty()) return Error("runtime-failed", "cannot read " + onnx.string());
+    std::vector<std::vector<int64_t>> shapes;
+    for (const auto& in : inputs) shapes.push_back(in.tensor.shape);
+    return model_.runReference(options_, shapes);
+  }
+  std::string describe() const override { return "libtorch standing in for ONNX Runtime"; }
+  int runs = 0;
+
+ private:
+  const Model& model_;
+  ExportOptions options_;
+};
+
+// What the studio and the CLI do with one model: load, export, verify; one progress callback and
+// one cancel token for the whole job. Returns "ok" or the error code of the step that stopped.
+struct JobOutcome {
+  std::string code = "ok";
+  std::string message;
+  std::string step;  // load, export, verify
+};
+
+JobOutcome runJob(const fs::path& model_file, const ExportOptions& options, const fs::path& out,
+                  const ProgressFn& progress, const CancelToken& cancel) {
+  JobOutcome o;
+  auto fail = [&](const std::string& step, const Error& e) {
+    o.code = e.code();
+    o.message = e.first().message;
+    o.step = step;
+    return o;
+  };
+  auto model = Model::load(model_file, progress, cancel);
+  if (!model.ok()) return fail("load", model.error());
+  auto exported = model->exportOnnx(options, OutputTarget::toFile(out), progress, cancel);
+  if (!exported.ok()) return fail("export", exported.error());
+  ReferenceRuntime runtime(*model, options);
+  auto verified = verifyExport(*model, options, out, runtime, VerifyOptions{}, cancel, progress);
+  if (!verified.ok()) return fail("verify", verified.error());
+  if (!verified->passed) o.code = "verify-failed";
+  return o;
+}
+
+// Cancel at every progress call of a whole job, in every phase (load, the export's phases,
+// verify): the job ends `cancelled` with that step's message; the output is the earlier file
+// byte for byte (cancelled before the rename) or the complete new model (cancelled after it,
+// while verifying), never a part of one; no temporary file is left.
+TEST_F(Robustness, CancelAtEveryPhaseOfLoadExportAndVerify) {
+  auto preset = loadPreset(kSamples / "sample_cnn.preset.json");
+  ASSERT_TRUE(preset.ok());
+  const ExportOptions& options = preset->options;
+  ASSERT_FALSE(options.dynamic_axes.empty()) << "the sample should verify at several sizes";
+  const fs::path model = kSamples / "sample_cnn.pt";
+
+  // The reference job: every progress call, in order.
+  std::vector<Phase> calls;
+  const JobOutcome full = runJob(model, options, dir_ / "reference.onnx",
+                                 [&](Phase p, double, const std::string&) { calls.push_back(p); }, {});
+  ASSERT_EQ(full.code, "ok") << full.step << ": " << full.message;
+  const std::string reference = slurp(dir_ / "reference.onnx");
+  std::map<Phase, int> per_phase;
+  for (Phase p : calls) ++per_phase[p];
+  EXPECT_GE(per_phase[Phase::Load], 4) << "load reports each of its steps";
+  // Batch 1, then 2 (traced size + 1 and 2x coincide): two shape sets and the end.
+  EXPECT_EQ(per_phase[Phase::Verify], 3) << "verify reports each distinct shape set and the end";
+  EXPECT_GE(per_phase.size(), 6u);
+
+  const std::map<std::string, std::string> messages = {{"load", "loading was cancelled"},
+                                                       {"export", "the export was cancelled"},
+                                                       {"verify", "verification was cancelled"}};
+  std::map<std::string, int> stopped_in;
+  for (size_t k = 0; k < calls.size(); ++k) {
+    SCOPED_TRACE("cancelled at progress call " + std::to_string(k) + " of " + std::to_string(calls.size()) +
+                 " (" + phaseText(calls[k]) + ")");
+    const fs::path out = earlier(dir_ / "out.onnx");
+    CancelToken cancel;
+    size_t n = 0;
+    const JobOutcome o = runJob(model, options, out,
+                                [&](Phase, double, const std::string&) {
+                                  if (n++ == k) cancel.cancel();
+                                },
+                                cancel);
+    for (const auto& e : fs::directory_iterator(dir_))
+      EXPECT_EQ(e.path().filename().string().find(".tmp-"), std::string::npos) << "temporary file left: " << e.path();
+    const std::string now = slurp(out);
+    if (k + 1 == calls.size()) {
+      // The last call reports the finished verification: nothing is left to stop.
+      EXPECT_EQ(o.code, "ok") << o.message;
+      EXPECT_EQ(now, reference);
+      continue;
+    }
+    ASSERT_EQ(o.code, "cancelled") << o.step << ": " << o.message;
+    EXPECT_EQ(o.message, messages.at(o.step));
+    ++stopped_in[o.step];
+    if (calls[k] == Phase::Load) {
+      // Cancelled while loading (or at "loaded", then the export stops at once): nothing written.
+      EXPECT_NE(o.step, "verify");
+      EXPECT_EQ(now, kEarlier);
+    } else if (calls[k] == Phase::Verify) {
+      EXPECT_EQ(o.step, "verify");
+      EXPECT_EQ(now, reference) << "verification changed the file it checks";
+    } else if (static_cast<int>(calls[k]) < static_cast<int>(Phase::Serialize)) {
+      EXPECT_EQ(o.step, "export");
+      EXPECT_EQ(now, kEarlier) << "an export cancelled before writing changed the earlier file";
+    } else {
+      EXPECT_TRUE(now == kEarlier || now == reference) << "a partial model was left: " << now.size() << " bytes";
+    }
+  }
+  EXPECT_GT(stopped_in["load"], 0);
+  EXPECT_GT(stopped_in["export"], 0);
+  EXPECT_GT(stopped_in["verify"], 0);
+  std::string summary;
+  for (const auto& [step, count] : stopped_in) summary += step + ":" + std::to_string(count) + " ";
+  std::cout << "[ cancel   ] " << calls.size() << " progress calls in a job; stopped in " << summary << "\n";
+}
+
+// A cancel while ONNX Runtime itself runs (the real runner: node, a temporary run folder) stops
+// the verification after that run; the run folder is removed and the verified file untouched.
+TEST_F(Robustness, CancelDuringAnOnnxRuntimeRun) {
+  auto real = makeDefaultRuntime();
+  if (!real.ok()) GTEST_SKIP() << "ONNX Runtime is not installed here: " << real.error().message();
+  auto preset = loadPreset(kSamples / "sample_cnn.preset.json");
+  ASSERT_TRUE(preset.ok());
+  auto model = Model::load(kSamples / "sample_cnn.pt");
+  ASSERT_TRUE(model.ok()) << model.error().message();
+  const fs::path out = dir_ / "verified.onnx";
+  ASSERT_TRUE(model->exportOnnx(preset->options, OutputTarget::toFile(out)).ok());
+  const std::string written = slurp(out);
+
+  // The runner's folders go to TMPDIR: give it one of the test's own to look into.
+  const fs::path tmp = dir_ / "tmp";
+  fs::create_directories(tmp);
+  const char* old_tmp = std::getenv("TMPDIR");
+  const std::string saved = old_tmp ? old_tmp : "";
+  ::setenv("TMPDIR", tmp.c_str(), 1);
+
+  struct CancellingRuntime : OnnxRuntime {
+    OnnxRuntime& inner;
+    CancelToken cancel;
+    int runs = 0;
+    explicit CancellingRuntime(OnnxRuntime& r) : inner(r) {}
+    Result<std::vector<NamedTensor>> run(const fs::path& m, const std::vector<NamedTensor>& in) override {
+      if (++runs == 2) cancel.cancel();  // during the second run (traced size + 1)
+      return inner.run(m, in);
+    }
+    std::string describe() const override { return inner.describe(); }
+  } runtime(**real);
+  const auto tmp_before = fs::last_write_time(tmp);
+  auto report = verifyExport(*model, preset->options, out, runtime, VerifyOptions{}, runtime.cancel);
+  if (old_tmp) ::setenv("TMPDIR", saved.c_str(), 1);
+  else ::unsetenv("TMPDIR");
+
+  ASSERT_FALSE(report.ok()) << "the verification ran to the end despite the cancel";
+  EXPECT_EQ(report.error().code(), "cancelled");
+  EXPECT_EQ(report.error().first().message, "verification was cancelled");
+  EXPECT_EQ(runtime.runs, 2) << "a run started after the cancel";
+  EXPECT_EQ(slurp(out), written);
+  EXPECT_NE(fs::last_write_time(tmp), tmp_before) << "the runner made no run folder in TMPDIR";
+  EXPECT_TRUE(fs::is_empty(tmp)) << "the ONNX Runtime run folder was left in " << tmp;
 }
 
 // ---------------------------------------------------------------- mutated .pt files

@@ -331,6 +331,35 @@ class StudioTest : public QObject {
     box->close();
   }
 
+  // Opening a model runs its code: the window always says which file is loaded, from where.
+  void theLoadedFileAndItsFolderAreShown() {
+    auto w = openSample();
+    QVERIFY(w);
+    const QFileInfo sample(kSample);
+    auto* label = find<QLabel>(w.get(), "modelPath");
+    QVERIFY(label);
+    QVERIFY(label->isVisible());
+    QVERIFY2(label->text().startsWith("Model: ") && label->text().endsWith("sample_cnn.pt"), qPrintable(label->text()));
+    QVERIFY2(label->toolTip().contains("Loaded from " + sample.absoluteFilePath()), qPrintable(label->toolTip()));
+    QVERIFY2(label->toolTip().contains("Opening a model runs its TorchScript code"), qPrintable(label->toolTip()));
+    QVERIFY2(w->windowTitle().startsWith("sample_cnn.pt (" + sample.absolutePath() + ")"), qPrintable(w->windowTitle()));
+    QCOMPARE(w->windowFilePath(), sample.absoluteFilePath());
+
+    // A file that fails to open does not replace what is shown: the sample is still the model.
+    const QString bad = tmp_.filePath("not_a_model.pt");
+    QFile f(bad);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("not a zip");
+    f.close();
+    QSignalSpy loaded(w.get(), &MainWindow::modelLoaded);
+    w->openModel(bad);
+    QVERIFY(loaded.wait(kJobTimeout));
+    QCOMPARE(loaded.first().first().toBool(), false);
+    if (auto* box = w->findChild<QMessageBox*>("errorBox")) box->close();
+    QVERIFY2(label->toolTip().contains("Loaded from " + sample.absoluteFilePath()), qPrintable(label->toolTip()));
+    QVERIFY(!label->toolTip().contains(bad));
+  }
+
   void previewShowsModuleGroupsAndSearchFindsNodes() {
     auto w = openSample();
     QVERIFY(w);

@@ -61,9 +61,13 @@ struct VerifyOptions {
   bool extra_sizes = true;
 };
 
+// Progress: Phase::Verify once before each shape set (fraction = sets done / sets) and 1.0 at the
+// end. Cancel is checked before each set and after each ONNX Runtime run (a run itself is not
+// interrupted); the ONNX file is only read.
 Result<VerifyReport> verifyExport(const Model& model, const ExportOptions& options,
                                   const std::filesystem::path& onnx_file, OnnxRuntime& runtime,
-                                  const VerifyOptions& vopts = {}, const CancelToken& cancel = {});
+                                  const VerifyOptions& vopts = {}, const CancelToken& cancel = {},
+                                  const ProgressFn& progress = {});
 
 OutputComparison compareTensors(const std::string& name, const HostTensor& expected,
                                 const HostTensor& actual, double tolerance);

@@ -81,13 +81,22 @@ Result<Model> Model::load(const std::filesystem::path& path, const ProgressFn& p
                    "oxport reads files saved by torch.jit.save; a state_dict or a pickled module saved by "
                    "torch.save must first be scripted or traced, then saved with torch.jit.save");
   }
-  if (progress) progress(Phase::Load, 0.0, "loading " + path.filename().string());
+  // One progress call before each step, and the cancel checked after it: a cancel at any of
+  // them ends the load (the probe child is killed within its 100 ms poll).
+  auto step = [&](double fraction, const std::string& what) {
+    if (progress) progress(Phase::Load, fraction, what);
+    return cancel.cancelled();
+  };
+  const Error cancelled("cancelled", "loading was cancelled");
+  if (step(0.0, "checking the archive of " + path.filename().string())) return cancelled;
   // The zip directory, the entries TorchScript needs and the CRC-32s, before libtorch reads it
   // (libtorch checks little of this; see torch_archive.h).
   OXPORT_TRY(checkTorchScriptArchive(path));
-  if (cancel.cancelled()) return Error("cancelled", "loading was cancelled");
-  // libtorch may still crash on malformed code or pickles: read the file in a child first.
+  // libtorch may still crash on malformed code or pickles: read the file in a child first
+  // (probeLoadInChild polls the cancel itself and kills its child).
+  if (progress) progress(Phase::Load, 0.2, "reading it in a separate process");
   OXPORT_TRY(probeLoadInChild(path, cancel));
+  if (step(0.5, "compiling its TorchScript code")) return cancelled;
   auto impl = std::make_shared<Impl>();
   try {
     impl->module = torch::jit::load(path.string());
@@ -95,7 +104,7 @@ Result<Model> Model::load(const std::filesystem::path& path, const ProgressFn& p
   } catch (const std::exception& e) {
     return loadFailed(path, torchErrorMessage(e));
   }
-  if (cancel.cancelled()) return Error("cancelled", "loading was cancelled");
+  if (step(0.8, "reading forward()'s signature and the parameters")) return cancelled;
   auto method = impl->module.find_method("forward");
   if (!method)
     return Error("no-forward", path.string() + " has no forward() method", "save a module with a forward method");
@@ -151,6 +160,7 @@ Result<Model> Model::load(const std::filesystem::path& path, const ProgressFn& p
     info.parameter_bytes += b.value.numel() * static_cast<int64_t>(b.value.element_size());
   }
   info.input_guesses = guessInputShapes(impl->module);
+  if (cancel.cancelled()) return cancelled;
   if (progress) progress(Phase::Load, 1.0, "loaded");
   return Model(impl);
 }
