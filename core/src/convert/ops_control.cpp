@@ -14,7 +14,7 @@ namespace oxport::convert {
 namespace {
 
 const char* kTraceHint =
-    "export with graph_mode \"trace\" (--graph-mode trace, or the studio's Graph mode), which records only the "
+    "export with graph_mode \"trace\" (--graph-mode trace, or graph_mode in the studio's options), which records only the "
     "path the example inputs take, as torch.jit.trace would";
 
 // The ONNX dtype a TorchScript value has as a tensor (scalars are 0-d tensors).

@@ -720,7 +720,7 @@ class Frontend {
     if (!static_.count(n->input(0)))
       warnUnrolled(n, std::string("this data-dependent if took its ") + (cond ? "then" : "else") +
                           " branch on the example inputs, and only that branch is exported: inputs that "
-                          "would take the other branch get that branch's result nonetheless");
+                          "would take the other branch get wrong results");
     jit::Node* before = n->prev();
     std::vector<jit::Value*> outs = inlineBlockBefore(n->blocks()[cond ? 0 : 1], n, {});
     for (size_t i = 0; i < outs.size(); ++i) n->outputs()[i]->replaceAllUsesWith(outs[i]);
