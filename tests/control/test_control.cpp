@@ -25,6 +25,7 @@ struct ControlCase {
   std::vector<nlohmann::json> input_sets;
   nlohmann::json dynamic;
   std::vector<std::string> ops;
+  std::vector<std::string> out_dtypes;  // when given: the outputs' dtypes, in order
   int opset = 11;
   GraphMode mode = GraphMode::Script;
 };
@@ -48,6 +49,7 @@ std::vector<ControlCase> loadCases() {
         for (const auto& s : row["input_sets"]) c.input_sets.push_back(s);
         c.dynamic = row["dynamic"];
         c.ops = row["ops"].get<std::vector<std::string>>();
+        c.out_dtypes = row["out_dtypes"].get<std::vector<std::string>>();
         c.opset = opset;
         c.mode = mode;
         out.push_back(c);
@@ -103,6 +105,15 @@ TEST_P(ControlFlowTest, MatchesLibtorchOnEveryInputSet) {
     if (c.ops.empty() && c.name != "raises_on_data") EXPECT_EQ(unrolled, 0u);
     else EXPECT_GT(unrolled, 0u) << "no control-flow-unrolled warning";
     verified_sets = 1;
+  }
+  if (!c.out_dtypes.empty()) {
+    // Integer and bool outputs take part in the comparison (verification needs equal dtypes and
+    // equal elements for them): libtorch's own outputs have these dtypes.
+    auto reference = model->runReference(options);
+    ASSERT_TRUE(reference.ok()) << reference.error().message();
+    std::vector<std::string> dtypes;
+    for (const auto& t : *reference) dtypes.push_back(dtypeName(t.tensor.dtype));
+    EXPECT_EQ(dtypes, c.out_dtypes);
   }
   for (size_t i = 0; i < verified_sets; ++i) {
     ExportOptions run = optionsFor(c, c.input_sets[i]);
