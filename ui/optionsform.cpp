@@ -182,6 +182,23 @@ OptionsForm::OptionsForm(QWidget* parent) : QWidget(parent) {
     commit(QStringLiteral("custom_opsets"), tr("Edit custom_opsets"));
   });
 
+  graph_mode_ = new QComboBox;
+  graph_mode_->setObjectName(QStringLiteral("opt.graph_mode"));
+  for (GraphMode m : {GraphMode::Script, GraphMode::Trace})
+    graph_mode_->addItem(QString::fromLatin1(graphModeName(m)), static_cast<int>(m));
+  tip(graph_mode_,
+      tr("graph_mode (default script; oxport's own option): how a scripted model's control flow is exported.\n"
+         "script: a data-dependent if becomes ONNX If and a loop becomes Loop, right for every input.\n"
+         "trace: the model is re-traced on the example inputs, as torch.jit.trace would record it: only the "
+         "branch they take, loops unrolled by their example count. Use it when the script export fails on a "
+         "construct ONNX cannot hold (raise, strings, dicts); the file is then right only for inputs that take "
+         "the same path, and the export warns for each if and loop it unrolled."));
+  form->addRow(tr("graph_mode"), graph_mode_);
+  connect(graph_mode_, &QComboBox::currentIndexChanged, this, [this](int) {
+    state_.options.graph_mode = static_cast<GraphMode>(graph_mode_->currentData().toInt());
+    commit(QString(), tr("Set graph_mode to %1").arg(graph_mode_->currentText()));
+  });
+
   auto summary = [&](const QString& label, QLabel*& l, const QString& name, const QString& t) {
     l = new QLabel;
     l->setObjectName(name);
@@ -213,6 +230,7 @@ OptionsForm::OptionsForm(QWidget* parent) : QWidget(parent) {
     o.do_constant_folding = d.do_constant_folding;
     o.keep_initializers_as_inputs = d.keep_initializers_as_inputs;
     o.custom_opsets = d.custom_opsets;
+    o.graph_mode = d.graph_mode;
     setState(state_);
     commit(QString(), tr("Restore default options"));
   });
@@ -237,7 +255,7 @@ void OptionsForm::setState(const Preset& p) {
   state_ = p;
   const ExportOptions& o = p.options;
   const QSignalBlocker b1(output_), b2(export_params_), b3(verbose_), b4(training_), b5(operator_export_type_),
-      b6(opset_), b7(constant_folding_), b8(keep_initializers_), b9(custom_opsets_);
+      b6(opset_), b7(constant_folding_), b8(keep_initializers_), b9(custom_opsets_), b10(graph_mode_);
   const QString out = p.output ? q(*p.output) : QString();
   if (output_->text() != out) output_->setText(out);
   export_params_->setChecked(o.export_params);
@@ -247,6 +265,7 @@ void OptionsForm::setState(const Preset& p) {
   opset_->setValue(o.opset_version);
   constant_folding_->setChecked(o.do_constant_folding);
   keep_initializers_->setCurrentIndex(!o.keep_initializers_as_inputs ? 0 : (*o.keep_initializers_as_inputs ? 1 : 2));
+  graph_mode_->setCurrentIndex(graph_mode_->findData(static_cast<int>(o.graph_mode)));
   // Keep a half-typed (invalid) entry as it is while it means the same.
   std::string err;
   auto shown = parseOpsets(custom_opsets_->text().toStdString(), &err);
@@ -273,6 +292,7 @@ QWidget* OptionsForm::widgetForOption(const std::string& option) const {
   if (option == "do_constant_folding") return constant_folding_;
   if (option == "keep_initializers_as_inputs") return keep_initializers_;
   if (option.rfind("custom_opsets", 0) == 0) return custom_opsets_;
+  if (option == "graph_mode") return graph_mode_;
   if (option.rfind("input_names", 0) == 0) return input_names_;
   if (option.rfind("output_names", 0) == 0) return output_names_;
   if (option.rfind("dynamic_axes", 0) == 0) return dynamic_axes_;
@@ -285,7 +305,7 @@ void OptionsForm::showProblems(const std::vector<Diagnostic>& problems) {
                      static_cast<QWidget*>(verbose_), static_cast<QWidget*>(training_),
                      static_cast<QWidget*>(operator_export_type_), static_cast<QWidget*>(opset_),
                      static_cast<QWidget*>(constant_folding_), static_cast<QWidget*>(keep_initializers_),
-                     static_cast<QWidget*>(input_names_), static_cast<QWidget*>(output_names_),
+                     static_cast<QWidget*>(graph_mode_), static_cast<QWidget*>(input_names_), static_cast<QWidget*>(output_names_),
                      static_cast<QWidget*>(dynamic_axes_)})
     setInvalid(w, false, QString());
   QHash<QWidget*, QStringList> why;

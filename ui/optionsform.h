@@ -53,6 +53,7 @@ class OptionsForm : public QWidget {
   QCheckBox* constant_folding_ = nullptr;
   QComboBox* keep_initializers_ = nullptr;
   QLineEdit* custom_opsets_ = nullptr;
+  QComboBox* graph_mode_ = nullptr;
   QLabel* input_names_ = nullptr;
   QLabel* output_names_ = nullptr;
   QLabel* dynamic_axes_ = nullptr;

@@ -65,6 +65,22 @@ std::optional<OperatorExportType> parseOperatorExportType(const std::string& s) 
   return std::nullopt;
 }
 
+const char* graphModeName(GraphMode m) {
+  switch (m) {
+    case GraphMode::Script: return "script";
+    case GraphMode::Trace: return "trace";
+  }
+  return "?";
+}
+
+std::optional<GraphMode> parseGraphMode(const std::string& s) {
+  std::string lower = s;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (GraphMode m : {GraphMode::Script, GraphMode::Trace})
+    if (lower == graphModeName(m)) return m;
+  return std::nullopt;
+}
+
 const char* fillKindName(FillKind f) {
   switch (f) {
     case FillKind::Randn: return "randn";
@@ -90,7 +106,8 @@ bool ExportOptions::operator==(const ExportOptions& o) const {
          training == o.training && input_names == o.input_names && output_names == o.output_names &&
          operator_export_type == o.operator_export_type && opset_version == o.opset_version &&
          do_constant_folding == o.do_constant_folding && dynamic_axes == o.dynamic_axes &&
-         keep_initializers_as_inputs == o.keep_initializers_as_inputs && custom_opsets == o.custom_opsets;
+         keep_initializers_as_inputs == o.keep_initializers_as_inputs && custom_opsets == o.custom_opsets &&
+         graph_mode == o.graph_mode;
 }
 
 namespace {

@@ -38,7 +38,7 @@ const std::vector<std::string> kTopLevelKeys = {"format",        "version",
                                                 "output_names",  "operator_export_type",
                                                 "opset_version", "do_constant_folding",
                                                 "dynamic_axes",  "keep_initializers_as_inputs",
-                                                "custom_opsets"};
+                                                "custom_opsets", "graph_mode"};
 const std::vector<std::string> kTensorKeys = {"shape", "dtype", "fill", "seed"};
 const std::vector<std::string> kDTypeNames = {"float32", "float64", "float16", "bfloat16", "int8",
                                               "uint8",   "int16",   "int32",   "int64",    "bool"};
@@ -172,6 +172,21 @@ class PresetReader {
     }
     error("preset.value", "operator_export_type",
           "operator_export_type " + jsonQuoted(j.get<std::string>()) + " is not an operator export type", allowed);
+  }
+
+  void readGraphMode(const json& j, GraphMode& out) {
+    const char* allowed =
+        "use \"script\" (keep if/loops as ONNX If/Loop) or \"trace\" (record the path the example inputs take)";
+    if (!j.is_string()) {
+      wrongType("graph_mode", j, "a string", allowed);
+      return;
+    }
+    if (auto m = parseGraphMode(j.get<std::string>())) {
+      out = *m;
+      return;
+    }
+    error("preset.value", "graph_mode", "graph_mode " + jsonQuoted(j.get<std::string>()) + " is not a graph mode",
+          allowed);
   }
 
   void readOpset(const json& j, int& out) {
@@ -535,6 +550,8 @@ class PresetReader {
           o.keep_initializers_as_inputs = *b;
       } else if (key == "custom_opsets") {
         readCustomOpsets(value, o);
+      } else if (key == "graph_mode") {
+        readGraphMode(value, o.graph_mode);
       } else {
         unknownKey("", key, kTopLevelKeys);
       }
@@ -759,6 +776,7 @@ json presetJsonValue(const Preset& p) {
   json opsets = json::object();
   for (const auto& [domain, version] : o.custom_opsets) opsets[domain] = version;
   j["custom_opsets"] = std::move(opsets);
+  j["graph_mode"] = graphModeName(o.graph_mode);
   return j;
 }
 

@@ -67,6 +67,43 @@ class NestedIfInLoop(torch.nn.Module):
         return y
 
 
+class IfIntBool(torch.nn.Module):
+    """Both branches give an int64 and a bool tensor: verification compares them exactly."""
+
+    def forward(self, x) -> Tuple[torch.Tensor, torch.Tensor]:
+        if x.sum() > 0:
+            k = (x > 0).sum()
+            m = x > 0.5
+        else:
+            k = (x < 0).sum() * 2 + 1
+            m = x < -0.5
+        return k, m
+
+
+class LoopIntBool(torch.nn.Module):
+    """Loop-carried int64 count and bool mask over a dynamic length."""
+
+    def forward(self, x) -> Tuple[torch.Tensor, torch.Tensor]:
+        count = torch.zeros([], dtype=torch.long)
+        seen = torch.zeros(x.shape[1:], dtype=torch.bool)
+        for i in range(x.size(0)):
+            row = x[i] > 0
+            seen = seen | row
+            count = count + row.long().sum() * i
+        return count, seen
+
+
+class WhileNumbers(torch.nn.Module):
+    """A while loop whose count comes out as a Python int and a bool (0-d int64 and bool outputs)."""
+
+    def forward(self, x) -> Tuple[torch.Tensor, int, bool]:
+        n = 0
+        while bool(x.abs().max() > 1.0) and n < 20:
+            x = x * 0.5
+            n += 1
+        return x, n, n > 2
+
+
 class RaisesOnData(torch.nn.Module):
     def forward(self, x):
         if x.sum() > 1000.0:
@@ -86,7 +123,8 @@ def T(*shape, fill="randn", seed=0):
 
 
 CASES = [
-    # name, module, input sets (each a list of args), dynamic axes {input name: [axes]}, expected ONNX ops
+    # name, module, input sets (each a list of args), dynamic axes {input name: [axes]}, expected ONNX ops,
+    # and optionally the dtypes of the flattened outputs (int and bool outputs are compared exactly)
     ("data_if", DataIf(), [[T(3, 4, fill="ones")], [T(3, 4, fill="zeros")], [T(3, 4, seed=1)], [T(3, 4, seed=2)]],
      {"x": [0]}, ["If"]),
     ("loop_over_size", LoopOverSize(), [[T(3, 4)], [T(1, 4, seed=1)], [T(6, 4, seed=2)]], {"x": [0]}, ["Loop"]),
@@ -96,6 +134,12 @@ CASES = [
      {"x": [0, 1]}, ["Loop"]),
     ("nested_if_in_loop", NestedIfInLoop(), [[T(4, 3)], [T(2, 3, seed=1)], [T(5, 3, fill="ones")]],
      {"x": [0]}, ["Loop"]),
+    ("if_int_bool", IfIntBool(), [[T(3, 4, seed=5)], [T(3, 4, fill="ones")], [T(3, 4, fill="zeros")],
+                                  [T(2, 4, seed=6)]], {"x": [0]}, ["If"], ["int64", "bool"]),
+    ("loop_int_bool", LoopIntBool(), [[T(3, 4)], [T(1, 4, seed=1)], [T(5, 6, seed=2)], [T(2, 3, fill="zeros")]],
+     {"x": [0, 1]}, ["Loop"], ["int64", "bool"]),
+    ("while_numbers", WhileNumbers(), [[T(3, 4, seed=3)], [T(3, 4, fill="zeros")], [T(3, 4, fill="arange")],
+                                       [T(2, 4, fill="ones")]], {"x": [0]}, ["Loop"], ["float32", "int64", "bool"]),
     ("scripted_function", scripted_function, [[T(2, 3), 3], [T(2, 3, seed=4), 3]], {}, []),
     ("raises_on_data", RaisesOnData(), [[T(2, 3)]], {}, []),
 ]
@@ -105,11 +149,12 @@ def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     rows = []
-    for name, module, input_sets, dynamic, ops in CASES:
+    for name, module, input_sets, dynamic, ops, *out_dtypes in CASES:
         torch.manual_seed(0)
         s = module if isinstance(module, torch.jit.ScriptFunction) else torch.jit.script(module)
         s.save(os.path.join(out, name + ".pt"))
-        rows.append({"name": name, "model": name + ".pt", "input_sets": input_sets, "dynamic": dynamic, "ops": ops})
+        rows.append({"name": name, "model": name + ".pt", "input_sets": input_sets, "dynamic": dynamic, "ops": ops,
+                     "out_dtypes": out_dtypes[0] if out_dtypes else []})
     with open(os.path.join(out, "manifest.json"), "w") as f:
         json.dump(rows, f, indent=1)
 

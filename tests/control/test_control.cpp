@@ -1,7 +1,9 @@
 // Scripted control flow (tests/control/gen_control.py): each torch.jit.script model is exported
 // once (opsets 11 and 13) with its first input set, then the same ONNX file is verified against
 // libtorch on every input set of the case: different branches taken, different loop counts,
-// other sizes of the dynamic axes.
+// other sizes of the dynamic axes. With graph_mode "trace" the same models are re-traced on the
+// first input set: the file has no If/Loop, matches libtorch on that input set, and the export
+// warns for every data-dependent if and loop it unrolled.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -23,10 +25,16 @@ struct ControlCase {
   std::vector<nlohmann::json> input_sets;
   nlohmann::json dynamic;
   std::vector<std::string> ops;
+  std::vector<std::string> out_dtypes;  // when given: the outputs' dtypes, in order
   int opset = 11;
+  GraphMode mode = GraphMode::Script;
 };
 
-void PrintTo(const ControlCase& c, std::ostream* os) { *os << c.name << "_opset" << c.opset; }
+std::string caseName(const ControlCase& c) {
+  return c.name + "_opset" + std::to_string(c.opset) + (c.mode == GraphMode::Trace ? "_trace" : "");
+}
+
+void PrintTo(const ControlCase& c, std::ostream* os) { *os << caseName(c); }
 
 std::vector<ControlCase> loadCases() {
   std::vector<ControlCase> out;
@@ -34,14 +42,18 @@ std::vector<ControlCase> loadCases() {
   if (!f) return out;
   for (const auto& row : nlohmann::json::parse(f)) {
     for (int opset : {11, 13}) {
-      ControlCase c;
-      c.name = row["name"];
-      c.model = row["model"];
-      for (const auto& s : row["input_sets"]) c.input_sets.push_back(s);
-      c.dynamic = row["dynamic"];
-      c.ops = row["ops"].get<std::vector<std::string>>();
-      c.opset = opset;
-      out.push_back(c);
+      for (GraphMode mode : {GraphMode::Script, GraphMode::Trace}) {
+        ControlCase c;
+        c.name = row["name"];
+        c.model = row["model"];
+        for (const auto& s : row["input_sets"]) c.input_sets.push_back(s);
+        c.dynamic = row["dynamic"];
+        c.ops = row["ops"].get<std::vector<std::string>>();
+        c.out_dtypes = row["out_dtypes"].get<std::vector<std::string>>();
+        c.opset = opset;
+        c.mode = mode;
+        out.push_back(c);
+      }
     }
   }
   return out;
@@ -57,7 +69,7 @@ OnnxRuntime& runtime() {
 
 ExportOptions optionsFor(const ControlCase& c, const nlohmann::json& args) {
   nlohmann::json preset = {{"args", args}, {"input_names", {"x"}}, {"dynamic_axes", c.dynamic},
-                           {"opset_version", c.opset}};
+                           {"opset_version", c.opset}, {"graph_mode", graphModeName(c.mode)}};
   auto p = parsePreset(preset.dump());
   EXPECT_TRUE(p.ok()) << (p.ok() ? "" : p.error().message());
   return p.ok() ? p->options : ExportOptions{};
@@ -67,18 +79,43 @@ class ControlFlowTest : public ::testing::TestWithParam<ControlCase> {};
 
 TEST_P(ControlFlowTest, MatchesLibtorchOnEveryInputSet) {
   const ControlCase& c = GetParam();
-  if (c.name == "raises_on_data") GTEST_SKIP() << "an error case (see RaiseInDataDependentBranch)";
+  if (c.name == "raises_on_data" && c.mode == GraphMode::Script)
+    GTEST_SKIP() << "an error case (see RaiseInDataDependentBranch)";
   ASSERT_TRUE(makeDefaultRuntime().ok()) << "ONNX Runtime is not available";
   auto model = Model::load(fs::path(OXPORT_CONTROL_DIR) / c.model);
   ASSERT_TRUE(model.ok()) << model.error().message();
   ExportOptions options = optionsFor(c, c.input_sets.at(0));
-  fs::path out = fs::path(OXPORT_CONTROL_DIR) / "out" / (c.name + "_opset" + std::to_string(c.opset) + ".onnx");
+  fs::path out = fs::path(OXPORT_CONTROL_DIR) / "out" / (caseName(c) + ".onnx");
   fs::create_directories(out.parent_path());
   auto r = model->exportOnnx(options, OutputTarget::toFile(out));
   ASSERT_TRUE(r.ok()) << r.error().message();
   EXPECT_TRUE(r->stats.checker_passed);
-  for (const auto& op : c.ops) EXPECT_GT(r->stats.onnx_op_histogram[op], 0) << op << " missing";
-  for (size_t i = 0; i < c.input_sets.size(); ++i) {
+  size_t unrolled = 0;
+  for (const auto& d : r->diagnostics) unrolled += d.code == "control-flow-unrolled";
+  // In trace mode only the first input set (the one traced) must match: the others take other
+  // branches or loop counts, which the traced file does not hold.
+  size_t verified_sets = c.input_sets.size();
+  if (c.mode == GraphMode::Script) {
+    for (const auto& op : c.ops) EXPECT_GT(r->stats.onnx_op_histogram[op], 0) << op << " missing";
+    EXPECT_EQ(unrolled, 0u);
+  } else {
+    EXPECT_EQ(r->stats.onnx_op_histogram["If"], 0);
+    EXPECT_EQ(r->stats.onnx_op_histogram["Loop"], 0);
+    // Cases whose script export has an If or Loop depend on the data: each such construct warns.
+    if (c.ops.empty() && c.name != "raises_on_data") EXPECT_EQ(unrolled, 0u);
+    else EXPECT_GT(unrolled, 0u) << "no control-flow-unrolled warning";
+    verified_sets = 1;
+  }
+  if (!c.out_dtypes.empty()) {
+    // Integer and bool outputs take part in the comparison (verification needs equal dtypes and
+    // equal elements for them): libtorch's own outputs have these dtypes.
+    auto reference = model->runReference(options);
+    ASSERT_TRUE(reference.ok()) << reference.error().message();
+    std::vector<std::string> dtypes;
+    for (const auto& t : *reference) dtypes.push_back(dtypeName(t.tensor.dtype));
+    EXPECT_EQ(dtypes, c.out_dtypes);
+  }
+  for (size_t i = 0; i < verified_sets; ++i) {
     ExportOptions run = optionsFor(c, c.input_sets[i]);
     VerifyOptions vo;
     vo.extra_sizes = false;
@@ -90,7 +127,7 @@ TEST_P(ControlFlowTest, MatchesLibtorchOnEveryInputSet) {
 
 INSTANTIATE_TEST_SUITE_P(Control, ControlFlowTest, ::testing::ValuesIn(loadCases()),
                          [](const ::testing::TestParamInfo<ControlCase>& i) {
-                           return i.param.name + "_opset" + std::to_string(i.param.opset);
+                           return caseName(i.param);
                          });
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(ControlFlowTest);
 
@@ -108,7 +145,54 @@ TEST(ControlFlowErrors, RaiseInDataDependentBranch) {
   EXPECT_NE(d.message.find("raises an exception (\"input too large\")"), std::string::npos) << d.message;
   EXPECT_EQ(d.node_kind, "prim::RaiseException");
   EXPECT_GT(d.location.line, 0);
-  EXPECT_NE(d.hint.find("torch.jit.trace"), std::string::npos) << d.hint;
+  EXPECT_NE(d.hint.find("--graph-mode trace"), std::string::npos) << d.hint;
+}
+
+// The same model in trace mode: the raise is on the branch the example inputs do not take, so it
+// is left out (with a warning), and the file matches libtorch.
+TEST(ControlFlowTrace, RaiseOnABranchNotTakenIsLeftOut) {
+  auto model = Model::load(fs::path(OXPORT_CONTROL_DIR) / "raises_on_data.pt");
+  ASSERT_TRUE(model.ok()) << model.error().message();
+  ExportOptions options;
+  options.graph_mode = GraphMode::Trace;
+  options.args = {ArgValue::tensor(TensorSpec{{2, 3}})};
+  std::ostringstream sink;
+  auto r = model->exportOnnx(options, OutputTarget::toStream(sink));
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  ASSERT_EQ(r->diagnostics.size(), 1u);
+  const Diagnostic& d = r->diagnostics[0];
+  EXPECT_EQ(d.severity, Severity::Warning);
+  EXPECT_EQ(d.code, "control-flow-unrolled");
+  EXPECT_EQ(d.node_kind, "prim::If");
+  EXPECT_NE(d.message.find("took its else branch"), std::string::npos) << d.message;
+  EXPECT_GT(d.location.line, 0);
+  EXPECT_NE(d.hint.find("--graph-mode script"), std::string::npos) << d.hint;
+}
+
+// Trace mode really records one path: the file made from an input that takes the then-branch
+// gives the then-branch's result for an input that takes the else-branch, which libtorch does not.
+TEST(ControlFlowTrace, OtherBranchIsNotInTheFile) {
+  ASSERT_TRUE(makeDefaultRuntime().ok()) << "ONNX Runtime is not available";
+  auto model = Model::load(fs::path(OXPORT_CONTROL_DIR) / "data_if.pt");
+  ASSERT_TRUE(model.ok()) << model.error().message();
+  ExportOptions options;
+  options.graph_mode = GraphMode::Trace;
+  options.opset_version = 9;  // no If left, so opsets below 11 work too
+  options.args = {ArgValue::tensor(TensorSpec{{3, 4}, DType::Float32, FillKind::Ones})};
+  fs::path out = fs::path(OXPORT_CONTROL_DIR) / "out" / "data_if_trace_opset9.onnx";
+  fs::create_directories(out.parent_path());
+  auto r = model->exportOnnx(options, OutputTarget::toFile(out));
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  VerifyOptions vo;
+  vo.extra_sizes = false;
+  auto same = verifyExport(*model, options, out, runtime(), vo);
+  ASSERT_TRUE(same.ok()) << same.error().message();
+  EXPECT_TRUE(same->passed) << same->toText();
+  ExportOptions other = options;
+  other.args = {ArgValue::tensor(TensorSpec{{3, 4}, DType::Float32, FillKind::Zeros})};
+  auto differs = verifyExport(*model, other, out, runtime(), vo);
+  ASSERT_TRUE(differs.ok()) << differs.error().message();
+  EXPECT_FALSE(differs->passed) << "the else-branch input matched a file traced through the then-branch";
 }
 
 // Control flow needs opset 11 (as torch.onnx): older opsets say so.

@@ -157,6 +157,7 @@ Gen<Preset> genPreset() {
       if (domain == "ai.onnx") continue;
       o.custom_opsets[domain] = *gen::weightedOneOf<int64_t>({{5, gen::inRange<int64_t>(1, 30)}, {1, gen::positive<int64_t>()}});
     }
+    o.graph_mode = *gen::element(GraphMode::Script, GraphMode::Trace);
     return p;
   });
 }

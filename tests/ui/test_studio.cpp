@@ -197,6 +197,10 @@ class StudioTest : public QObject {
     training->setCurrentIndex(training->findText("PRESERVE"));
     find<QCheckBox>(w.get(), "opt.do_constant_folding")->setChecked(false);
     QTest::keyClicks(find<QLineEdit>(w.get(), "opt.custom_opsets"), "com.example:2");
+    auto* graph_mode = find<QComboBox>(w.get(), "opt.graph_mode");
+    QCOMPARE(graph_mode->currentText(), QStringLiteral("script"));
+    QVERIFY2(graph_mode->toolTip().contains("torch.jit.trace"), qPrintable(graph_mode->toolTip()));
+    graph_mode->setCurrentIndex(graph_mode->findText("trace"));
 
     Preset want = base;
     auto& t = std::get<TensorSpec>(want.options.args[0].v);
@@ -211,6 +215,7 @@ class StudioTest : public QObject {
     want.options.training = TrainingMode::Preserve;
     want.options.do_constant_folding = false;
     want.options.custom_opsets = {{"com.example", 2}};
+    want.options.graph_mode = GraphMode::Trace;
     QCOMPARE(json(w->formState()), json(want));
     QVERIFY2(w->problems().empty(), w->problems().empty() ? "" : w->problems().front().message.c_str());
 
@@ -283,7 +288,7 @@ class StudioTest : public QObject {
       "input_names": ["pixels"], "output_names": ["scores"],
       "dynamic_axes": {"pixels": {"0": "n", "2": "h"}, "scores": [0]},
       "opset_version": 12, "do_constant_folding": false, "keep_initializers_as_inputs": true,
-      "operator_export_type": "ONNX_ATEN_FALLBACK", "verbose": true
+      "operator_export_type": "ONNX_ATEN_FALLBACK", "verbose": true, "graph_mode": "trace"
     })").arg(kSample).toUtf8());
     f.close();
     QVERIFY(w->openPreset(file));
@@ -302,6 +307,7 @@ class StudioTest : public QObject {
     QVERIFY(find<QCheckBox>(w.get(), "opt.verbose")->isChecked());
     QCOMPARE(find<QComboBox>(w.get(), "opt.keep_initializers_as_inputs")->currentText(), QStringLiteral("True"));
     QCOMPARE(find<QComboBox>(w.get(), "opt.operator_export_type")->currentText(), QStringLiteral("ONNX_ATEN_FALLBACK"));
+    QCOMPARE(find<QComboBox>(w.get(), "opt.graph_mode")->currentText(), QStringLiteral("trace"));
     QCOMPARE(find<QLineEdit>(w.get(), "opt.output")->text(), tmp_.filePath("exported/sample.onnx"));
     // Loading is one undoable step.
     w->undoStack()->undo();

@@ -33,6 +33,14 @@ TEST(Options, OperatorExportTypeNames) {
     EXPECT_FALSE(parseOperatorExportType(s)) << s;
 }
 
+TEST(Options, GraphModeNames) {
+  for (GraphMode m : {GraphMode::Script, GraphMode::Trace}) EXPECT_EQ(parseGraphMode(graphModeName(m)), m);
+  EXPECT_STREQ(graphModeName(GraphMode::Script), "script");
+  EXPECT_STREQ(graphModeName(GraphMode::Trace), "trace");
+  EXPECT_EQ(parseGraphMode("TRACE"), GraphMode::Trace);
+  for (const char* s : {"", "traced", "scripted", "jit", "trace "}) EXPECT_FALSE(parseGraphMode(s)) << s;
+}
+
 TEST(Options, FillKindNames) {
   for (FillKind f : {FillKind::Randn, FillKind::Rand, FillKind::Zeros, FillKind::Ones, FillKind::Arange, FillKind::Npy})
     EXPECT_EQ(parseFillKind(fillKindName(f)), f);
@@ -57,6 +65,7 @@ TEST(Options, DefaultsAreExportToOnnxDefaults) {
   EXPECT_TRUE(o.dynamic_axes.empty());
   EXPECT_FALSE(o.keep_initializers_as_inputs.has_value());
   EXPECT_TRUE(o.custom_opsets.empty());
+  EXPECT_EQ(o.graph_mode, GraphMode::Script);  // oxport's own: keep the control flow
   EXPECT_TRUE(validateOptions(o).empty());
 }
 
@@ -77,6 +86,7 @@ TEST(Options, EqualityLooksAtEveryField) {
       },
       [](ExportOptions& o) { o.keep_initializers_as_inputs = false; },
       [](ExportOptions& o) { o.custom_opsets["d"] = 1; },
+      [](ExportOptions& o) { o.graph_mode = GraphMode::Trace; },
   };
   for (size_t i = 0; i < changes.size(); ++i) {
     ExportOptions changed;

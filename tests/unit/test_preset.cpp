@@ -70,7 +70,7 @@ const char* kFullExample = R"({
   "operator_export_type": "ONNX_ATEN_FALLBACK", "opset_version": 13,
   "do_constant_folding": false,
   "dynamic_axes": { "x": {"0": "batch", "2": "h"}, "y": [0] },
-  "keep_initializers_as_inputs": true, "custom_opsets": { "my.domain": 2 } })";
+  "keep_initializers_as_inputs": true, "custom_opsets": { "my.domain": 2 }, "graph_mode": "trace" })";
 
 TensorSpec spec(std::vector<int64_t> shape, DType dtype = DType::Float32, FillKind fill = FillKind::Randn,
                 uint64_t seed = 0, std::string npy = {}) {
@@ -127,6 +127,7 @@ TEST(Preset, ReadsEveryKey) {
   EXPECT_EQ(o.dynamic_axes.at("y"), (DynamicAxisSpec{true, {{0, ""}}}));
   EXPECT_EQ(o.keep_initializers_as_inputs, true);
   EXPECT_EQ(o.custom_opsets, (std::map<std::string, int64_t>{{"my.domain", 2}}));
+  EXPECT_EQ(o.graph_mode, GraphMode::Trace);
 }
 
 TEST(Preset, IntegersAndFloatsStayApart) {
@@ -183,6 +184,24 @@ TEST(Preset, NullsMeanNotSet) {
   const Preset p = parsed(R"({"model": null, "output": null, "input_names": null, "dynamic_axes": null,
                               "keep_initializers_as_inputs": null, "custom_opsets": null, "kwargs": null})");
   EXPECT_EQ(p, Preset{});
+}
+
+TEST(Preset, GraphModeIsScriptUnlessSaidOtherwise) {
+  EXPECT_EQ(parsed("{}").options.graph_mode, GraphMode::Script);
+  EXPECT_EQ(parsed(R"({"graph_mode": "script"})").options.graph_mode, GraphMode::Script);
+  EXPECT_EQ(parsed(R"({"graph_mode": "Trace"})").options.graph_mode, GraphMode::Trace);
+}
+
+TEST(PresetErrors, BadGraphModeSaysWhichModesExist) {
+  Diagnostic d = errorOf(R"({"graph_mode": "unroll"})");
+  EXPECT_EQ(d.code, "preset.value");
+  EXPECT_EQ(d.option, "graph_mode");
+  EXPECT_EQ(d.message, "graph_mode \"unroll\" is not a graph mode");
+  EXPECT_TRUE(contains(d.hint, "\"script\"") && contains(d.hint, "\"trace\"")) << d.hint;
+  d = errorOf(R"({"graph_mode": true})");
+  EXPECT_EQ(d.option, "graph_mode");
+  EXPECT_TRUE(contains(d.message, "must be a string")) << d.message;
+  EXPECT_TRUE(contains(d.hint, "\"trace\"")) << d.hint;
 }
 
 TEST(Preset, EnumsAcceptQualifiedNames) {
@@ -497,7 +516,8 @@ TEST(PresetWrite, WritesEveryKeyInOrder) {
   EXPECT_EQ(keys, (std::vector<std::string>{"format", "version", "model", "output", "args", "kwargs", "export_params",
                                             "verbose", "training", "input_names", "output_names",
                                             "operator_export_type", "opset_version", "do_constant_folding",
-                                            "dynamic_axes", "keep_initializers_as_inputs", "custom_opsets"}));
+                                            "dynamic_axes", "keep_initializers_as_inputs", "custom_opsets",
+                                            "graph_mode"}));
   EXPECT_EQ(j["format"], "oxport-preset");
   EXPECT_EQ(j["version"], 1);
   EXPECT_TRUE(j["model"].is_null());
@@ -506,6 +526,7 @@ TEST(PresetWrite, WritesEveryKeyInOrder) {
   EXPECT_EQ(j["opset_version"], 11);
   EXPECT_EQ(j["do_constant_folding"], true);
   EXPECT_TRUE(j["keep_initializers_as_inputs"].is_null());
+  EXPECT_EQ(j["graph_mode"], "script");
   // Pretty, two-space indent, newline at the end.
   EXPECT_EQ(text.substr(0, 30), "{\n  \"format\": \"oxport-preset\",");
   EXPECT_EQ(text.back(), '\n');

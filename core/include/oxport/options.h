@@ -17,11 +17,21 @@ namespace oxport {
 
 enum class TrainingMode { Eval, Preserve, Training };
 enum class OperatorExportType { Onnx, OnnxFallthrough, OnnxAten, OnnxAtenFallback };
+// How a ScriptModule's graph is exported (an oxport option; export_to_onnx has no such parameter).
+//   Script (the default): the control flow is kept: a data-dependent prim::If becomes ONNX If, a
+//     prim::Loop becomes Loop, so the model is right for every input.
+//   Trace: the graph is re-traced on the example inputs, as torch.jit.trace would record it: every
+//     If is replaced by the branch the example inputs take and every loop is unrolled by its
+//     example count. For constructs with no ONNX form (strings, raise, dict mutation) on paths the
+//     example inputs do not take; the result is right only for inputs that take the same path.
+enum class GraphMode { Script, Trace };
 
 const char* trainingModeName(TrainingMode m);                      // "EVAL", "PRESERVE", "TRAINING"
 std::optional<TrainingMode> parseTrainingMode(const std::string& s);  // also "TrainingMode.EVAL"
 const char* operatorExportTypeName(OperatorExportType t);          // "ONNX_FALLTHROUGH", ...
 std::optional<OperatorExportType> parseOperatorExportType(const std::string& s);
+const char* graphModeName(GraphMode m);                            // "script", "trace"
+std::optional<GraphMode> parseGraphMode(const std::string& s);     // case-insensitive
 
 constexpr int kMinOpset = 9;
 constexpr int kMaxOpset = 17;
@@ -86,6 +96,7 @@ struct ExportOptions {
   std::map<std::string, DynamicAxisSpec> dynamic_axes;  // key: input or output name
   std::optional<bool> keep_initializers_as_inputs;      // nullopt: the seed's default (None)
   std::map<std::string, int64_t> custom_opsets;         // domain -> version
+  GraphMode graph_mode = GraphMode::Script;             // oxport's own option (see GraphMode)
 
   bool operator==(const ExportOptions& o) const;
 };

@@ -62,6 +62,10 @@ Every option mirrors a key of the preset file (docs/PRESET.md); a flag overrides
   --training MODE                EVAL (default), PRESERVE or TRAINING
   --operator-export-type T       ONNX, ONNX_FALLTHROUGH (default), ONNX_ATEN, ONNX_ATEN_FALLBACK
   --export-params BOOL           default true; false makes parameters graph inputs
+  --graph-mode script|trace      script (default): a scripted model's data-dependent if/loops
+                                 become ONNX If/Loop; trace: record only the path the example
+                                 inputs take, as torch.jit.trace would (for raise/str/dict on a
+                                 data-dependent path; warns for each if or loop it unrolled)
   --do-constant-folding BOOL     default true
   --keep-initializers-as-inputs true|false|none
   --custom-opset DOMAIN=VERSION  repeatable
@@ -249,6 +253,15 @@ Result<ParsedArgs> parseArgs(const std::vector<std::string>& args) {
       auto t = parseOperatorExportType(v);
       if (!t) return Error("usage", "--operator-export-type takes ONNX, ONNX_FALLTHROUGH, ONNX_ATEN or ONNX_ATEN_FALLBACK, not '" + v + "'");
       p.overrides.push_back([t](ExportOptions& o) { o.operator_export_type = *t; return okStatus(); });
+      continue;
+    }
+    if (flag == "--graph-mode") {
+      OXPORT_ASSIGN(std::string v, value(flag));
+      auto m = parseGraphMode(v);
+      if (!m)
+        return Error("usage", "--graph-mode takes script (keep if/loops as ONNX If/Loop) or trace (record the "
+                              "path the example inputs take), not '" + v + "'");
+      p.overrides.push_back([m](ExportOptions& o) { o.graph_mode = *m; return okStatus(); });
       continue;
     }
     if (flag == "--export-params" || flag == "--do-constant-folding") {

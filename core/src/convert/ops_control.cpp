@@ -14,8 +14,8 @@ namespace oxport::convert {
 namespace {
 
 const char* kTraceHint =
-    "trace the model instead (torch.jit.trace with example inputs records only the path they take) and export "
-    "the traced file";
+    "export with graph_mode \"trace\" (--graph-mode trace, or graph_mode in the studio's options), which records only the "
+    "path the example inputs take, as torch.jit.trace would";
 
 // The ONNX dtype a TorchScript value has as a tensor (scalars are 0-d tensors).
 std::optional<DType> onnxDTypeOf(const Value* v) {

@@ -194,14 +194,30 @@ Status convertUnbind(Context& ctx, const Node& n) {
 }
 
 // slice(self, dim, start, end, step)
+// Also aten::slice.t(t[] l, int? start, int? end, int step) on a list of ints computed from the
+// inputs (`x.shape[1:]` in a scripted model): such a list is a 1-D int64 tensor, sliced on axis 0.
 Status convertSlice(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  const int rank = ctx.rank(n.input(0));
-  OXPORT_ASSIGN(int64_t dim, ctx.constInt(n.input(1)));
-  dim = ctx.normDim(dim, rank);
-  OXPORT_ASSIGN(int64_t step, ctx.constInt(n.input(4)));
-  const Value* sv = n.input(2);
-  const Value* ev = n.input(3);
+  const bool list_form = n.inputs.size() == 4;
+  if (list_form && n.input(0)->elem_type != ts::ValueType::Int)
+    return ctx.error("unsupported-form",
+                     "slicing a " + n.input(0)->typeString() +
+                         " that depends on the inputs; only lists of ints (sizes) can be sliced in ONNX",
+                     "slice the tensors instead (torch.stack the list first), or export with graph_mode \"trace\"");
+  std::string x;
+  if (list_form) {
+    OXPORT_ASSIGN(x, ctx.intsTensor(n.input(0)));
+  } else {
+    OXPORT_ASSIGN(x, ctx.tensor(n.input(0)));
+  }
+  int64_t dim = 0;
+  if (!list_form) {
+    OXPORT_ASSIGN(dim, ctx.constInt(n.input(1)));
+    dim = ctx.normDim(dim, ctx.rank(n.input(0)));
+  }
+  const size_t first_bound = list_form ? 1 : 2;
+  OXPORT_ASSIGN(int64_t step, ctx.constInt(n.input(first_bound + 2)));
+  const Value* sv = n.input(first_bound);
+  const Value* ev = n.input(first_bound + 1);
   const bool static_bounds = (ctx.isNone(sv) || sv->constant) && (ctx.isNone(ev) || ev->constant);
   if (static_bounds) {
     int64_t start = ctx.isNone(sv) ? 0 : sv->constant->toInt();

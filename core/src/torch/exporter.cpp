@@ -103,6 +103,18 @@ void flattenIValue(const c10::IValue& v, std::vector<at::Tensor>& out) {
   else if (v.isGenericDict()) for (const auto& kv : v.toGenericDict()) flattenIValue(kv.value(), out);
 }
 
+// forward()'s result as the exported graph's outputs: tensors, and numbers outside lists as the 0-d
+// tensors the export makes of them (int -> int64, float -> float32, bool -> bool; see collect in
+// exportOnnx), so a scripted model's count or flag is compared too.
+void flattenResult(const c10::IValue& v, std::vector<at::Tensor>& out) {
+  if (v.isInt()) out.push_back(at::scalar_tensor(v.toInt(), at::kLong));
+  else if (v.isDouble()) out.push_back(at::scalar_tensor(v.toDouble(), at::kFloat));
+  else if (v.isBool()) out.push_back(at::scalar_tensor(v.toBool(), at::kBool));
+  else if (v.isTuple()) for (const auto& e : v.toTupleRef().elements()) flattenResult(e, out);
+  else if (v.isGenericDict()) for (const auto& kv : v.toGenericDict()) flattenResult(kv.value(), out);
+  else flattenIValue(v, out);
+}
+
 Result<std::vector<std::string>> flattenOutput(convert::Context& ctx, const ts::Value* v) {
   std::vector<std::string> out;
   if (v->type == ts::ValueType::Tensor || (v->constant && v->constant->isTensor())) {
@@ -219,7 +231,7 @@ Result<std::vector<NamedTensor>> Model::runReference(const ExportOptions& option
                  "check the input shapes and dtypes in args");
   }
   std::vector<at::Tensor> flat;
-  flattenIValue(result, flat);
+  flattenResult(result, flat);
   std::vector<NamedTensor> out;
   for (size_t i = 0; i < flat.size(); ++i) {
     std::string name = i < options.output_names.size() ? options.output_names[i] : "output_" + std::to_string(i);
