@@ -5,7 +5,7 @@ counts. usage: gen_control.py OUT_DIR
 import json
 import os
 import sys
-from typing import List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import torch
 
@@ -153,6 +153,16 @@ class SizesListArithmetic(torch.nn.Module):
         return y + torch.zeros(x.shape[1:]).sum()
 
 
+class DictLookup(torch.nn.Module):
+    """A dict of tensors mutated on a data-dependent branch, then read: refused in both modes."""
+
+    def forward(self, x):
+        d: Dict[str, torch.Tensor] = {"a": x}
+        if x.sum() > 0:
+            d["a"] = x * 2
+        return d["a"] + 1
+
+
 @torch.jit.script
 def scripted_function(x, k: int):
     if k > 2:
@@ -204,6 +214,8 @@ def main():
         s.save(os.path.join(out, name + ".pt"))
         rows.append({"name": name, "model": name + ".pt", "input_sets": input_sets, "dynamic": dynamic, "ops": ops,
                      "out_dtypes": rest[0] if rest else [], "script_error": rest[1] if len(rest) > 1 else ""})
+    # Models for the error tests only (test_control.cpp names them).
+    torch.jit.script(DictLookup()).save(os.path.join(out, "dict_lookup.pt"))
     with open(os.path.join(out, "manifest.json"), "w") as f:
         json.dump(rows, f, indent=1)
 

@@ -235,6 +235,27 @@ TEST(ControlFlowErrors, NoneOrListLeavingControlFlowSaysWhatToDo) {
   }
 }
 
+// Reading a dict that holds input-dependent tensors has no ONNX form in either mode: the error
+// says so at the read (not a confusing message about an integer index).
+TEST(ControlFlowErrors, DictLookupIsRefusedClearly) {
+  auto model = Model::load(fs::path(OXPORT_CONTROL_DIR) / "dict_lookup.pt");
+  ASSERT_TRUE(model.ok()) << model.error().message();
+  for (GraphMode mode : {GraphMode::Script, GraphMode::Trace}) {
+    ExportOptions options;
+    options.graph_mode = mode;
+    options.operator_export_type = OperatorExportType::Onnx;
+    options.args = {ArgValue::tensor(TensorSpec{{2, 3}})};
+    std::ostringstream sink;
+    auto r = model->exportOnnx(options, OutputTarget::toStream(sink));
+    ASSERT_FALSE(r.ok()) << graphModeName(mode);
+    bool found = false;
+    for (const auto& d : r.error().diagnostics())
+      found = found || (d.code == "unsupported-form" && d.node_kind == "aten::__getitem__" &&
+                        d.message.find("ONNX has no dicts") != std::string::npos && d.location.line > 0);
+    EXPECT_TRUE(found) << graphModeName(mode) << ":\n" << r.error().message();
+  }
+}
+
 // Control flow needs opset 11 (as torch.onnx): older opsets say so.
 TEST(ControlFlowErrors, OpsetBelow11) {
   auto model = Model::load(fs::path(OXPORT_CONTROL_DIR) / "data_if.pt");
