@@ -5,7 +5,7 @@ counts. usage: gen_control.py OUT_DIR
 import json
 import os
 import sys
-from typing import List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import torch
 
@@ -111,6 +111,58 @@ class RaisesOnData(torch.nn.Module):
         return x + 1
 
 
+class IfMayGiveNone(torch.nn.Module):
+    """An Optional that an if leaves None on one path: no ONNX If output can be None."""
+
+    def forward(self, x):
+        h: Optional[torch.Tensor] = None
+        if x.sum() > 0:
+            h = x * 2
+        if h is None:
+            return x - 1
+        return h + 1
+
+
+class IfGivesList(torch.nn.Module):
+    """Branches giving lists of different lengths: no ONNX If output can be a list."""
+
+    def forward(self, x) -> List[torch.Tensor]:
+        if x.sum() > 0:
+            r = [x, x * 2]
+        else:
+            r = [x - 1]
+        return r
+
+
+class LoopCarriesList(torch.nn.Module):
+    """A list reassigned in a loop is loop-carried: no ONNX Loop can carry a list."""
+
+    def forward(self, x):
+        outs: List[torch.Tensor] = [x]
+        for i in range(x.size(0)):
+            outs = outs + [x * i]
+        return torch.cat(outs)
+
+
+class SizesListArithmetic(torch.nn.Module):
+    """List arithmetic on sizes, common in scripted code: x.shape[1:] (aten::slice.t) and
+    list + list (aten::add.t); the sizes must stay dynamic."""
+
+    def forward(self, x):
+        y = x.reshape(x.shape[:1] + [-1])
+        return y + torch.zeros(x.shape[1:]).sum()
+
+
+class DictLookup(torch.nn.Module):
+    """A dict of tensors mutated on a data-dependent branch, then read: refused in both modes."""
+
+    def forward(self, x):
+        d: Dict[str, torch.Tensor] = {"a": x}
+        if x.sum() > 0:
+            d["a"] = x * 2
+        return d["a"] + 1
+
+
 @torch.jit.script
 def scripted_function(x, k: int):
     if k > 2:
@@ -124,7 +176,8 @@ def T(*shape, fill="randn", seed=0):
 
 CASES = [
     # name, module, input sets (each a list of args), dynamic axes {input name: [axes]}, expected ONNX ops,
-    # and optionally the dtypes of the flattened outputs (int and bool outputs are compared exactly)
+    # optionally the dtypes of the flattened outputs (int and bool outputs are compared exactly) and the
+    # error code the script export must fail with
     ("data_if", DataIf(), [[T(3, 4, fill="ones")], [T(3, 4, fill="zeros")], [T(3, 4, seed=1)], [T(3, 4, seed=2)]],
      {"x": [0]}, ["If"]),
     ("loop_over_size", LoopOverSize(), [[T(3, 4)], [T(1, 4, seed=1)], [T(6, 4, seed=2)]], {"x": [0]}, ["Loop"]),
@@ -140,8 +193,14 @@ CASES = [
      {"x": [0, 1]}, ["Loop"], ["int64", "bool"]),
     ("while_numbers", WhileNumbers(), [[T(3, 4, seed=3)], [T(3, 4, fill="zeros")], [T(3, 4, fill="arange")],
                                        [T(2, 4, fill="ones")]], {"x": [0]}, ["Loop"], ["float32", "int64", "bool"]),
+    ("sizes_list_arithmetic", SizesListArithmetic(), [[T(2, 3, 4)], [T(3, 5, 2, seed=1)], [T(1, 1, 7, seed=2)]],
+     {"x": [0, 1, 2]}, []),
     ("scripted_function", scripted_function, [[T(2, 3), 3], [T(2, 3, seed=4), 3]], {}, []),
-    ("raises_on_data", RaisesOnData(), [[T(2, 3)]], {}, []),
+    # Script exports that fail (the code the error must have); trace mode exports them.
+    ("raises_on_data", RaisesOnData(), [[T(2, 3)]], {}, [], [], "unsupported-form"),
+    ("if_may_give_none", IfMayGiveNone(), [[T(2, 3)]], {}, [], [], "unsupported-form"),
+    ("if_gives_list", IfGivesList(), [[T(2, 3)]], {}, [], [], "unsupported-form"),
+    ("loop_carries_list", LoopCarriesList(), [[T(2, 3)]], {"x": [0]}, [], [], "unsupported-form"),
 ]
 
 
@@ -149,12 +208,14 @@ def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     rows = []
-    for name, module, input_sets, dynamic, ops, *out_dtypes in CASES:
+    for name, module, input_sets, dynamic, ops, *rest in CASES:
         torch.manual_seed(0)
         s = module if isinstance(module, torch.jit.ScriptFunction) else torch.jit.script(module)
         s.save(os.path.join(out, name + ".pt"))
         rows.append({"name": name, "model": name + ".pt", "input_sets": input_sets, "dynamic": dynamic, "ops": ops,
-                     "out_dtypes": out_dtypes[0] if out_dtypes else []})
+                     "out_dtypes": rest[0] if rest else [], "script_error": rest[1] if len(rest) > 1 else ""})
+    # Models for the error tests only (test_control.cpp names them).
+    torch.jit.script(DictLookup()).save(os.path.join(out, "dict_lookup.pt"))
     with open(os.path.join(out, "manifest.json"), "w") as f:
         json.dump(rows, f, indent=1)
 

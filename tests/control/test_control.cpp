@@ -26,6 +26,7 @@ struct ControlCase {
   nlohmann::json dynamic;
   std::vector<std::string> ops;
   std::vector<std::string> out_dtypes;  // when given: the outputs' dtypes, in order
+  std::string script_error;             // when given: the script export fails with this code
   int opset = 11;
   GraphMode mode = GraphMode::Script;
 };
@@ -50,6 +51,7 @@ std::vector<ControlCase> loadCases() {
         c.dynamic = row["dynamic"];
         c.ops = row["ops"].get<std::vector<std::string>>();
         c.out_dtypes = row["out_dtypes"].get<std::vector<std::string>>();
+        c.script_error = row["script_error"];
         c.opset = opset;
         c.mode = mode;
         out.push_back(c);
@@ -79,12 +81,22 @@ class ControlFlowTest : public ::testing::TestWithParam<ControlCase> {};
 
 TEST_P(ControlFlowTest, MatchesLibtorchOnEveryInputSet) {
   const ControlCase& c = GetParam();
-  if (c.name == "raises_on_data" && c.mode == GraphMode::Script)
-    GTEST_SKIP() << "an error case (see RaiseInDataDependentBranch)";
   ASSERT_TRUE(makeDefaultRuntime().ok()) << "ONNX Runtime is not available";
   auto model = Model::load(fs::path(OXPORT_CONTROL_DIR) / c.model);
   ASSERT_TRUE(model.ok()) << model.error().message();
   ExportOptions options = optionsFor(c, c.input_sets.at(0));
+  if (c.mode == GraphMode::Script && !c.script_error.empty()) {
+    // No ONNX form: the error names the node and its line, and points to trace mode.
+    std::ostringstream sink;
+    auto r = model->exportOnnx(options, OutputTarget::toStream(sink));
+    ASSERT_FALSE(r.ok()) << "the script export of " << c.name << " should fail";
+    const Diagnostic& d = r.error().first();
+    EXPECT_EQ(d.code, c.script_error) << d.toString();
+    EXPECT_FALSE(d.node_kind.empty()) << d.toString();
+    EXPECT_GT(d.location.line, 0) << d.toString();
+    EXPECT_NE(d.hint.find("--graph-mode trace"), std::string::npos) << d.toString();
+    return;
+  }
   fs::path out = fs::path(OXPORT_CONTROL_DIR) / "out" / (caseName(c) + ".onnx");
   fs::create_directories(out.parent_path());
   auto r = model->exportOnnx(options, OutputTarget::toFile(out));
@@ -102,7 +114,7 @@ TEST_P(ControlFlowTest, MatchesLibtorchOnEveryInputSet) {
     EXPECT_EQ(r->stats.onnx_op_histogram["If"], 0);
     EXPECT_EQ(r->stats.onnx_op_histogram["Loop"], 0);
     // Cases whose script export has an If or Loop depend on the data: each such construct warns.
-    if (c.ops.empty() && c.name != "raises_on_data") EXPECT_EQ(unrolled, 0u);
+    if (c.ops.empty() && c.script_error.empty()) EXPECT_EQ(unrolled, 0u);
     else EXPECT_GT(unrolled, 0u) << "no control-flow-unrolled warning";
     verified_sets = 1;
   }
@@ -193,6 +205,55 @@ TEST(ControlFlowTrace, OtherBranchIsNotInTheFile) {
   auto differs = verifyExport(*model, other, out, runtime(), vo);
   ASSERT_TRUE(differs.ok()) << differs.error().message();
   EXPECT_FALSE(differs->passed) << "the else-branch input matched a file traced through the then-branch";
+}
+
+// None and lists cannot leave an ONNX If or Loop: the error says which output and what to do.
+TEST(ControlFlowErrors, NoneOrListLeavingControlFlowSaysWhatToDo) {
+  struct Want {
+    const char* model;
+    const char* message;
+    const char* hint;
+  };
+  for (const Want& w : {Want{"if_may_give_none.pt", "output 0 of the else-branch of prim::If is a None",
+                             "torch.zeros instead of None"},
+                        Want{"if_gives_list.pt", "of prim::If is a Tensor[]", "torch.stack or torch.cat"},
+                        Want{"loop_carries_list.pt", "is a Tensor[], which has no ONNX form (only tensors and "
+                                                     "numbers are carried)",
+                             "torch.stack or torch.cat"}}) {
+    auto model = Model::load(fs::path(OXPORT_CONTROL_DIR) / w.model);
+    ASSERT_TRUE(model.ok()) << model.error().message();
+    ExportOptions options;
+    options.args = {ArgValue::tensor(TensorSpec{{2, 3}})};
+    options.input_names = {"x"};
+    options.dynamic_axes["x"] = DynamicAxisSpec{true, {{0, ""}}};  // a loop over x.size(0) stays a loop
+    std::ostringstream sink;
+    auto r = model->exportOnnx(options, OutputTarget::toStream(sink));
+    ASSERT_FALSE(r.ok()) << w.model;
+    const Diagnostic& d = r.error().first();
+    EXPECT_NE(d.message.find(w.message), std::string::npos) << w.model << ": " << d.message;
+    EXPECT_NE(d.hint.find(w.hint), std::string::npos) << w.model << ": " << d.hint;
+  }
+}
+
+// Reading a dict that holds input-dependent tensors has no ONNX form in either mode: the error
+// says so at the read (not a confusing message about an integer index).
+TEST(ControlFlowErrors, DictLookupIsRefusedClearly) {
+  auto model = Model::load(fs::path(OXPORT_CONTROL_DIR) / "dict_lookup.pt");
+  ASSERT_TRUE(model.ok()) << model.error().message();
+  for (GraphMode mode : {GraphMode::Script, GraphMode::Trace}) {
+    ExportOptions options;
+    options.graph_mode = mode;
+    options.operator_export_type = OperatorExportType::Onnx;
+    options.args = {ArgValue::tensor(TensorSpec{{2, 3}})};
+    std::ostringstream sink;
+    auto r = model->exportOnnx(options, OutputTarget::toStream(sink));
+    ASSERT_FALSE(r.ok()) << graphModeName(mode);
+    bool found = false;
+    for (const auto& d : r.error().diagnostics())
+      found = found || (d.code == "unsupported-form" && d.node_kind == "aten::__getitem__" &&
+                        d.message.find("ONNX has no dicts") != std::string::npos && d.location.line > 0);
+    EXPECT_TRUE(found) << graphModeName(mode) << ":\n" << r.error().message();
+  }
 }
 
 // Control flow needs opset 11 (as torch.onnx): older opsets say so.

@@ -121,6 +121,14 @@ Result<std::vector<double>> Context::constDoubles(const Value* v) const {
 Result<std::vector<const Value*>> Context::listElements(const Value* v) {
   if (v->producer && (v->producer->kind == "prim::ListConstruct" || v->producer->kind == "prim::TupleConstruct"))
     return std::vector<const Value*>(v->producer->inputs.begin(), v->producer->inputs.end());
+  if (v->producer && v->producer->kind == "aten::add" && v->type == ts::ValueType::List &&
+      v->producer->inputs.size() == 2) {
+    // list + list (aten::add.t), e.g. `outs = outs + [y]` unrolled by graph_mode trace
+    OXPORT_ASSIGN(auto elems, listElements(v->producer->inputs[0]));
+    OXPORT_ASSIGN(auto tail, listElements(v->producer->inputs[1]));
+    elems.insert(elems.end(), tail.begin(), tail.end());
+    return elems;
+  }
   if (v->constant && v->constant->isList()) {
     auto it = const_list_elems_.find(v);
     if (it != const_list_elems_.end()) return it->second;

@@ -41,6 +41,16 @@ Error withTraceHint(const Error& e) {
   return Error(ds);
 }
 
+// What the model can do so that `v` (not a tensor or a number) need not leave a branch or loop,
+// ending in ", or " before the trace hint.
+std::string fixFor(const Value* v) {
+  if (v->type == ts::ValueType::None)
+    return "give it a tensor on every path (e.g. torch.zeros instead of None), or ";
+  if (v->type == ts::ValueType::List)
+    return "make it one tensor (torch.stack or torch.cat the list) before it leaves the if or loop, or ";
+  return {};
+}
+
 // Names a subgraph output `v`: the tensor carrying it, through an Identity when the subgraph does
 // not produce it itself (an outer value, a constant, an input of the body).
 Result<std::string> subgraphOutput(Context& ctx, onnx_ir::Graph& g, const Value* v, const Node& owner,
@@ -50,7 +60,7 @@ Result<std::string> subgraphOutput(Context& ctx, onnx_ir::Graph& g, const Value*
     return ctx.error("unsupported-form",
                      what + " of " + owner.kind + " is a " + v->typeString() +
                          ", which has no ONNX form inside control flow (only tensors and numbers)",
-                     kTraceHint);
+                     fixFor(v) + kTraceHint);
   std::string name;
   if (as && *as != *dt) {
     OXPORT_ASSIGN(name, ctx.tensorOfType(v, *as));
@@ -94,7 +104,9 @@ Status convertIf(Context& ctx, const Node& n) {
       for (size_t i = 0; i < b.outputs.size() && s.ok(); ++i) {
         // Both branches give the If's output dtype (TorchScript unified their types).
         auto want = onnxDTypeOf(n.output(i));
-        auto r = subgraphOutput(ctx, *g, b.outputs[i], n, "output " + std::to_string(i), want);
+        auto r = subgraphOutput(ctx, *g, b.outputs[i], n,
+                                "output " + std::to_string(i) + " of the " + (bi == 0 ? "then" : "else") + "-branch",
+                                want);
         if (!r.ok()) s = r.error();
       }
     }
@@ -128,7 +140,7 @@ Status convertLoop(Context& ctx, const Node& n) {
       return ctx.error("unsupported-form",
                        "loop-carried value %" + v->name + " is a " + v->typeString() +
                            ", which has no ONNX form (only tensors and numbers are carried)",
-                       kTraceHint);
+                       fixFor(v) + kTraceHint);
     OXPORT_ASSIGN(std::string s, ctx.tensor(v));
     inputs.push_back(s);
     carried_types.push_back(*dt);

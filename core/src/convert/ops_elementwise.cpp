@@ -10,6 +10,14 @@ namespace {
 // add/sub(self, other, alpha=1)
 ConvertFn addSub(const std::string& op, bool reverse = false) {
   return [op, reverse](Context& ctx, const Node& n) -> Status {
+    if (op == "Add" && n.output(0)->type == ts::ValueType::List && n.inputs.size() == 2) {
+      // list + list (aten::add.t): a list of ints (sizes) is a 1-D int64 tensor, concatenated; a
+      // list of tensors is resolved element by element where it is used (Context::listElements).
+      if (n.output(0)->elem_type != ts::ValueType::Int) return okStatus();
+      OXPORT_ASSIGN(std::string a, ctx.intsTensor(n.input(0)));
+      OXPORT_ASSIGN(std::string b, ctx.intsTensor(n.input(1)));
+      return bindOut(ctx, n, ctx.emit1("Concat", {a, b}, {attrInt("axis", 0)}));
+    }
     OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {0, 1}));
     if (n.inputs.size() > 2 && !ctx.isNone(n.input(2))) {
       OXPORT_ASSIGN(double alpha, ctx.constDouble(n.input(2)));

@@ -42,6 +42,12 @@ Status convertUnpack(Context& ctx, const Node& n) {
 
 // __getitem__(list, index) / prim::TupleIndex(tuple, index)
 Status convertGetItem(Context& ctx, const Node& n) {
+  if (n.schema.rfind("aten::__getitem__.Dict", 0) == 0)
+    return ctx.error("unsupported-form",
+                     "reading an entry of a dict that holds values computed from the inputs (d[key]); ONNX has "
+                     "no dicts",
+                     "keep the tensors in variables (or a list indexed by constants) inside forward(); returning a "
+                     "dict of tensors is fine");
   const Value* list = n.input(0);
   OXPORT_ASSIGN(int64_t idx, ctx.constInt(n.input(1)));
   if (auto name = ctx.boundName(list)) {
