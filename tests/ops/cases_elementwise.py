@@ -28,3 +28,9 @@ CASES = [
     case("clamp_int", lambda a: a.clamp(1, 4), [T(2, 3, dtype="int64", fill="arange")]),
     case("maximum_minimum", lambda a, b: torch.maximum(a, b) - torch.minimum(a, b), [T(3, 4), T(3, 4)]),
 ]
+
+# Found by tests/property/test_op_properties: ONNX Runtime has no Where kernel for bool values.
+CASES += [
+    case("where_bool_values", lambda c, a, b: torch.where(c, a, b),
+         [T(3, 1, dtype="bool"), T(3, 4, dtype="bool"), T(4, dtype="bool")], opsets=(9, 11, 17)),
+]

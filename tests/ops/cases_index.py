@@ -180,3 +180,9 @@ CASES = [
     case("unique_opset10", lambda x: torch.unique(x), [Npy(np.array([2, 1, 2], dtype=I64))], opsets=(10,),
          expect="error:opset-too-old", operator_export_type="ONNX"),
 ]
+
+# Found by tests/property/test_op_properties: ONNX Runtime has no Where kernel for bool values.
+CASES += [
+    case("masked_fill_bool_self", lambda b, m: b.masked_fill(m, 1), [T(3, 4, dtype="bool"), T(4, dtype="bool")],
+         opsets=(9, 11, 17)),
+]

@@ -45,3 +45,16 @@ CASES = [
          opsets=(9, 10), expect="error:opset-too-old", operator_export_type="ONNX"),
     case("upsample_module", torch.nn.Upsample(scale_factor=2, mode="nearest"), [T(1, 3, 2, 2)], opsets=(9, 11, 13)),
 ]
+
+# Found by tests/property/test_op_properties: a linear resize to size 1 (pytorch_half_pixel maps
+# it to source 0, PyTorch to the window's centre); nearest downsampling at opsets 9/10 (ONNX
+# Runtime rounds up there, PyTorch takes the floor).
+CASES += [
+    case("upsample_linear1d_to_size_one", lambda x: F.interpolate(x, size=1, mode="linear"), [T(1, 2, 2)],
+         opsets=(11, 13, 17)),
+    case("upsample_bilinear2d_scale_half_to_one", lambda x: F.interpolate(x, scale_factor=0.5, mode="bilinear"),
+         [T(1, 2, 2, 4)], opsets=(11, 17)),
+    case("upsample_nearest2d_downsample", lambda x: F.interpolate(x, size=(1, 2)), [T(2, 2, 1, 5)], opsets=(11, 13)),
+    case("upsample_nearest2d_downsample_opset10", lambda x: F.interpolate(x, size=(1, 2)), [T(2, 2, 1, 5)],
+         opsets=(9, 10), expect="error:opset-too-old", operator_export_type="ONNX"),
+]

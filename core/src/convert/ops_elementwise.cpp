@@ -8,8 +8,27 @@ namespace oxport::convert {
 namespace {
 
 // add/sub(self, other, alpha=1)
+// aten::add.t(List a, List b): the lists joined, not added element by element (`[2] + x.shape`).
+Status listConcat(Context& ctx, const Node& n) {
+  const ts::ValueType elem = n.input(0)->elem_type;
+  if (elem == ts::ValueType::Int) {
+    OXPORT_ASSIGN(std::string a, ctx.intsTensor(n.input(0)));
+    OXPORT_ASSIGN(std::string b, ctx.intsTensor(n.input(1)));
+    return bindOut(ctx, n, ctx.emit1("Concat", {a, b}, {attrInt("axis", 0)}));
+  }
+  if (elem == ts::ValueType::Tensor) {
+    OXPORT_ASSIGN(auto a, ctx.tensorList(n.input(0)));
+    OXPORT_ASSIGN(auto b, ctx.tensorList(n.input(1)));
+    a.insert(a.end(), b.begin(), b.end());
+    ctx.bindList(n.output(0), a);
+    return okStatus();
+  }
+  return ctx.error("unsupported-list", std::string("joining lists of ") + ts::valueTypeName(elem));
+}
+
 ConvertFn addSub(const std::string& op, bool reverse = false) {
   return [op, reverse](Context& ctx, const Node& n) -> Status {
+    if (op == "Add" && !reverse && n.input(0)->type == ts::ValueType::List) return listConcat(ctx, n);
     OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {0, 1}));
     if (n.inputs.size() > 2 && !ctx.isNone(n.input(2))) {
       OXPORT_ASSIGN(double alpha, ctx.constDouble(n.input(2)));
@@ -24,7 +43,7 @@ ConvertFn addSub(const std::string& op, bool reverse = false) {
 std::string extremum(Context& ctx, bool is_max, const std::string& a, const std::string& b, DType dt) {
   if (isFloating(dt) || ctx.opset() >= 12) return ctx.emit1(is_max ? "Max" : "Min", {a, b});
   std::string cmp = ctx.emit1(is_max ? "Greater" : "Less", {a, b});
-  return ctx.emit1("Where", {cmp, a, b});
+  return whereTyped(ctx, cmp, a, b, dt);
 }
 
 ConvertFn extremumOp(bool is_max) {
@@ -183,7 +202,7 @@ Status convertWhere(Context& ctx, const Node& n) {
   const DType dt = n.output(0)->meta.dtype;
   OXPORT_ASSIGN(std::string a, ctx.tensorOfType(n.input(1), dt));
   OXPORT_ASSIGN(std::string b, ctx.tensorOfType(n.input(2), dt));
-  return bindOut(ctx, n, ctx.emit1("Where", {c, a, b}));
+  return bindOut(ctx, n, whereTyped(ctx, c, a, b, dt));
 }
 
 // pow(self, exponent)

@@ -1,6 +1,8 @@
 // Padding (constant_pad_nd/pad, reflection/replication pads, circular) and resizing
 // (upsample_* as traced from F.interpolate): Pad/Resize from opset 11, their attribute forms
 // (Pad-2, Upsample-9, Resize-10) before, where those mean the same.
+#include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "convert/registry.h"
@@ -52,15 +54,43 @@ Result<std::string> onnxPads(Context& ctx, const Value* pad_v, int rank, std::ve
 // A Pad in the opset's form; mode "constant", "reflect" or "edge".
 Result<std::string> emitPad(Context& ctx, const Node& n, const std::string& mode, double value) {
   OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  // PyTorch fills an integer tensor with the value converted to its dtype (1.5 -> 1, bool: != 0).
+  if (ctx.dtype(n.input(0)) == DType::Bool) value = value != 0 ? 1 : 0;
+  else if (!isFloating(ctx.dtype(n.input(0)))) value = std::trunc(value);
   const int rank = ctx.rank(n.input(0));
   std::vector<int64_t> static_pads;
   OXPORT_ASSIGN(std::string pads, onnxPads(ctx, n.input(1), rank, &static_pads));
   if (ctx.opset() < 11) {
     for (auto p : static_pads)
       if (p < 0 && mode != "constant") return ctx.needsOpset(11, "negative reflect/replicate padding");
+    // Pad-2 takes only floating tensors: others go through float64, which holds every value of
+    // the narrower integer types; int64 might not round-trip, so it needs Pad-11.
+    const DType dt = ctx.dtype(n.input(0));
+    const bool via_double = !isFloating(dt);
+    if (dt == DType::Int64) return ctx.needsOpset(11, "padding an int64 tensor (Pad-2 takes only floating types)");
     std::vector<Attribute> attrs{attrInts("pads", static_pads), attrString("mode", mode)};
     if (mode == "constant") attrs.push_back(attrFloat("value", static_cast<float>(value)));
-    return ctx.emit1("Pad", {x}, std::move(attrs));
+    if (!via_double) return ctx.emit1("Pad", {x}, std::move(attrs));
+    return ctx.cast(ctx.emit1("Pad", {ctx.cast(x, DType::Float64)}, std::move(attrs)), dt);
+  }
+  // Negative amounts crop. ONNX Runtime's Pad gets a dim cropped at one end and padded at the
+  // other wrong, so a static crop is a Slice first and the Pad then only adds.
+  bool negative = false;
+  for (auto p : static_pads) negative = negative || p < 0;
+  if (negative && mode == "constant") {
+    std::vector<int64_t> starts, ends, axes;
+    for (int d = 0; d < rank; ++d) {
+      int64_t& b = static_pads[static_cast<size_t>(d)];
+      int64_t& e = static_pads[static_cast<size_t>(d + rank)];
+      if (b >= 0 && e >= 0) continue;
+      starts.push_back(b < 0 ? -b : 0);
+      ends.push_back(e < 0 ? e : kInt64Max);
+      axes.push_back(d);
+      b = std::max<int64_t>(b, 0);
+      e = std::max<int64_t>(e, 0);
+    }
+    x = ctx.slice(x, starts, ends, axes);
+    pads = ctx.constInt64s(static_pads);
   }
   std::vector<std::string> in{x, pads};
   if (mode == "constant") in.push_back(ctx.constScalar(value, ctx.dtype(n.input(0))));
@@ -122,13 +152,77 @@ ConvertFn padMode(const std::string& mode) {
 
 enum class Interp { Nearest, Linear, Cubic };
 
+// A Resize of n.input(0) (rank spatial + 2) to `out_sizes` (a 1-D int64 tensor of the spatial
+// sizes) or, when that is empty, by `scales` (one per spatial dim), in the opset's form.
+Status emitResize(Context& ctx, const Node& n, Interp interp, int spatial, bool align, std::string out_sizes,
+                  std::vector<double> scales) {
+  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  const int rank = ctx.rank(n.input(0));
+  if (rank != spatial + 2) return ctx.error("unsupported-form", "upsampling a tensor of rank " + std::to_string(rank));
+  if (interp != Interp::Nearest && ctx.opset() < 11)
+    return ctx.needsOpset(11, std::string(interp == Interp::Cubic ? "bicubic" : "linear") +
+                                  " resizing with PyTorch's coordinates (Resize coordinate_transformation_mode)");
+  // Linear 1-D runs as 2-D over a unit height (ONNX Runtime's linear Resize wants 2-D or 3-D spatial).
+  const bool lift = interp == Interp::Linear && spatial == 1;
+  std::string xin = lift ? ctx.unsqueeze(x, {2}) : x;
+  const int r = lift ? rank + 1 : rank;
+  std::string sizes, scale_t;
+  if (!out_sizes.empty()) {
+    // The leading (N, C) sizes by Gather: ONNX Runtime's shape inference reads a Slice of a
+    // Shape feeding Resize's sizes as empty and rejects the model.
+    std::vector<int64_t> lead;
+    for (int i = 0; i < r - spatial; ++i) lead.push_back(i);
+    std::vector<std::string> parts{ctx.emit1("Gather", {ctx.shapeOf(xin), ctx.constInt64s(lead)}, {attrInt("axis", 0)}),
+                                   out_sizes};
+    sizes = ctx.emit1("Concat", parts, {attrInt("axis", 0)});
+  } else {
+    std::vector<float> sv(static_cast<size_t>(r - spatial), 1.0f);
+    for (double v : scales) sv.push_back(static_cast<float>(v));
+    scale_t = ctx.constant(HostTensor::fromVector<float>(DType::Float32, {static_cast<int64_t>(sv.size())}, sv));
+  }
+  std::string out;
+  if (ctx.opset() < 11) {
+    // Upsample-9 and Resize-10 pick the nearest source pixel by truncating x / scale, except
+    // that ONNX Runtime rounds up when shrinking; PyTorch takes the floor: only growing agrees.
+    const auto& in_shape = ctx.meta(n.input(0)).shape;
+    const auto& out_shape = n.output(0)->meta.shape;
+    for (size_t d = 2; d < in_shape.size() && d < out_shape.size(); ++d)
+      if (out_shape[d] < in_shape[d]) return ctx.needsOpset(11, "nearest downsampling (Resize nearest_mode floor)");
+    if (!sizes.empty()) {
+      scale_t = ctx.emit1("Div", {ctx.cast(sizes, DType::Float32), ctx.cast(ctx.shapeOf(xin), DType::Float32)});
+    }
+    out = ctx.emit1(ctx.opset() >= 10 ? "Resize" : "Upsample", {xin, scale_t}, {attrString("mode", "nearest")});
+  } else {
+    std::vector<Attribute> attrs;
+    if (interp == Interp::Nearest) {
+      attrs = {attrString("mode", "nearest"), attrString("coordinate_transformation_mode", "asymmetric"),
+               attrString("nearest_mode", "floor")};
+    } else {
+      // pytorch_half_pixel maps an output of size 1 to source 0; PyTorch uses its half-pixel
+      // formula there too, which is ONNX's half_pixel (the same as pytorch_half_pixel elsewhere).
+      bool size_one = false;
+      const auto& out_shape = n.output(0)->meta.shape;
+      for (size_t d = 2; d < out_shape.size(); ++d) size_one = size_one || out_shape[d] == 1;
+      const char* mode = align ? "align_corners" : size_one ? "half_pixel" : "pytorch_half_pixel";
+      attrs = {attrString("mode", interp == Interp::Cubic ? "cubic" : "linear"),
+               attrString("coordinate_transformation_mode", mode)};
+      if (interp == Interp::Cubic) attrs.push_back(attrFloat("cubic_coeff_a", -0.75f));
+    }
+    // roi as an empty tensor in every opset (omitted from 13 on, ONNX Runtime's shape inference
+    // reads sizes computed at run time as empty); scales omitted from 13 when sizes are given.
+    std::string empty = ctx.constant(HostTensor::fromVector<float>(DType::Float32, {0}, {}));
+    std::vector<std::string> in{xin, empty, scale_t.empty() ? (ctx.opset() >= 13 ? std::string() : empty) : scale_t};
+    if (!sizes.empty()) in.push_back(sizes);
+    out = ctx.emit1("Resize", in, std::move(attrs));
+  }
+  if (lift) out = ctx.squeeze(out, {2});
+  return bindOut(ctx, n, out);
+}
+
 // upsample_<mode>(input, output_size?, [align_corners,] scale_factors? | scales...): the output
 // size when given (it wins in PyTorch), else the scale factors.
 ConvertFn upsampleOp(Interp interp, int spatial) {
   return [interp, spatial](Context& ctx, const Node& n) -> Status {
-    OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-    const int rank = ctx.rank(n.input(0));
-    if (rank != spatial + 2) return ctx.error("unsupported-form", "upsampling a tensor of rank " + std::to_string(rank));
     bool align = false;
     size_t scale_at = 2;
     if (interp != Interp::Nearest) {
@@ -137,6 +231,7 @@ ConvertFn upsampleOp(Interp interp, int spatial) {
     }
     const Value* size_v = n.input(1);
     std::vector<double> scales;
+    std::string sizes;
     if (ctx.isNone(size_v)) {
       // The .vec overload: one list of scale factors; the other overload: one optional float per dim.
       if (n.inputs.size() == scale_at + 1 && !ctx.isNone(n.input(scale_at)) &&
@@ -150,53 +245,10 @@ ConvertFn upsampleOp(Interp interp, int spatial) {
         }
       }
       if (scales.size() == 1) scales.assign(static_cast<size_t>(spatial), scales[0]);
-    }
-    if (interp != Interp::Nearest && ctx.opset() < 11)
-      return ctx.needsOpset(11, std::string(interp == Interp::Cubic ? "bicubic" : "linear") +
-                                    " resizing with PyTorch's coordinates (Resize coordinate_transformation_mode)");
-    // Linear 1-D runs as 2-D over a unit height (ONNX Runtime's linear Resize wants 2-D or 3-D spatial).
-    const bool lift = interp == Interp::Linear && spatial == 1;
-    std::string xin = lift ? ctx.unsqueeze(x, {2}) : x;
-    const int r = lift ? rank + 1 : rank;
-    std::string sizes, scale_t;
-    if (scales.empty()) {
-      OXPORT_ASSIGN(std::string os, ctx.intsTensor(size_v));
-      // The leading (N, C) sizes by Gather: ONNX Runtime's shape inference reads a Slice of a
-      // Shape feeding Resize's sizes as empty and rejects the model.
-      std::vector<int64_t> lead;
-      for (int i = 0; i < r - spatial; ++i) lead.push_back(i);
-      std::vector<std::string> parts{ctx.emit1("Gather", {ctx.shapeOf(xin), ctx.constInt64s(lead)}, {attrInt("axis", 0)}), os};
-      sizes = ctx.emit1("Concat", parts, {attrInt("axis", 0)});
     } else {
-      std::vector<float> s(static_cast<size_t>(r - spatial), 1.0f);
-      for (double v : scales) s.push_back(static_cast<float>(v));
-      scale_t = ctx.constant(HostTensor::fromVector<float>(DType::Float32, {static_cast<int64_t>(s.size())}, s));
+      OXPORT_ASSIGN(sizes, ctx.intsTensor(size_v));
     }
-    std::string out;
-    if (ctx.opset() < 11) {
-      if (!sizes.empty()) {
-        scale_t = ctx.emit1("Div", {ctx.cast(sizes, DType::Float32), ctx.cast(ctx.shapeOf(xin), DType::Float32)});
-      }
-      out = ctx.emit1(ctx.opset() >= 10 ? "Resize" : "Upsample", {xin, scale_t}, {attrString("mode", "nearest")});
-    } else {
-      std::vector<Attribute> attrs;
-      if (interp == Interp::Nearest) {
-        attrs = {attrString("mode", "nearest"), attrString("coordinate_transformation_mode", "asymmetric"),
-                 attrString("nearest_mode", "floor")};
-      } else {
-        attrs = {attrString("mode", interp == Interp::Cubic ? "cubic" : "linear"),
-                 attrString("coordinate_transformation_mode", align ? "align_corners" : "pytorch_half_pixel")};
-        if (interp == Interp::Cubic) attrs.push_back(attrFloat("cubic_coeff_a", -0.75f));
-      }
-      // roi as an empty tensor in every opset (omitted from 13 on, ONNX Runtime's shape inference
-      // reads sizes computed at run time as empty); scales omitted from 13 when sizes are given.
-      std::string empty = ctx.constant(HostTensor::fromVector<float>(DType::Float32, {0}, {}));
-      std::vector<std::string> in{xin, empty, scale_t.empty() ? (ctx.opset() >= 13 ? std::string() : empty) : scale_t};
-      if (!sizes.empty()) in.push_back(sizes);
-      out = ctx.emit1("Resize", in, std::move(attrs));
-    }
-    if (lift) out = ctx.squeeze(out, {2});
-    return bindOut(ctx, n, out);
+    return emitResize(ctx, n, interp, spatial, align, sizes, scales);
   };
 }
 
