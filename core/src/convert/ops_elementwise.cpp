@@ -35,12 +35,16 @@ ConvertFn addSub(const std::string& op, bool reverse = false) {
       if (alpha != 1.0) ins[1] = ctx.emit1("Mul", {ins[1], ctx.constScalar(alpha, n.output(0)->meta.dtype)});
     }
     if (reverse) std::swap(ins[0], ins[1]);
+    // bool + bool is logical or in PyTorch; ONNX has no Add for bool.
+    if (op == "Add" && n.output(0)->meta.dtype == DType::Bool) return bindOut(ctx, n, ctx.emit1("Or", ins));
     return bindOut(ctx, n, ctx.emit1(op, ins));
   };
 }
 
 // Max/Min of two tensors of dtype dt: integer Max/Min need opset 12; before, Less/Greater + Where.
+// Bool: max is Or, min is And (ONNX has no Max/Min for bool).
 std::string extremum(Context& ctx, bool is_max, const std::string& a, const std::string& b, DType dt) {
+  if (dt == DType::Bool) return ctx.emit1(is_max ? "Or" : "And", {a, b});
   if (isFloating(dt) || ctx.opset() >= 12) return ctx.emit1(is_max ? "Max" : "Min", {a, b});
   std::string cmp = ctx.emit1(is_max ? "Greater" : "Less", {a, b});
   return whereTyped(ctx, cmp, a, b, dt);
@@ -226,7 +230,11 @@ void registerElementwiseOps(Registry& r) {
   addAll(r, {"aten::add", "aten::add_"}, addSub("Add"));
   addAll(r, {"aten::sub", "aten::sub_"}, addSub("Sub"));
   r.add("aten::rsub", addSub("Sub", true));
-  addAll(r, {"aten::mul", "aten::mul_"}, binary("Mul"));
+  // bool * bool is logical and in PyTorch; ONNX has no Mul for bool.
+  addAll(r, {"aten::mul", "aten::mul_"}, [](Context& ctx, const Node& n) -> Status {
+    OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {0, 1}));
+    return bindOut(ctx, n, ctx.emit1(n.output(0)->meta.dtype == DType::Bool ? "And" : "Mul", ins));
+  });
   addAll(r, {"aten::div", "aten::div_"}, convertTrueDiv);
   r.add("aten::true_divide", binary("Div"));
   addAll(r, {"aten::pow", "aten::pow_"}, convertPow);

@@ -150,13 +150,10 @@ ConvertFn convertArgExtreme(bool is_max) {
   };
 }
 
-// Max/Min of two tensors in dtype dt (integer Max/Min from opset 12; bool through int32).
+// Max/Min of two tensors in dtype dt (integer Max/Min from opset 12; bool: Or/And).
 std::string extremum2(Context& ctx, bool is_max, const std::string& a, const std::string& b, DType dt) {
   if (isFloating(dt) && dt != DType::BFloat16) return ctx.emit1(is_max ? "Max" : "Min", {a, b});
-  if (dt == DType::Bool) {
-    std::string r = extremum2(ctx, is_max, ctx.cast(a, DType::Int32), ctx.cast(b, DType::Int32), DType::Int32);
-    return ctx.cast(r, DType::Bool);
-  }
+  if (dt == DType::Bool) return ctx.emit1(is_max ? "Or" : "And", {a, b});
   if (ctx.opset() >= 12 && dt != DType::BFloat16) return ctx.emit1(is_max ? "Max" : "Min", {a, b});
   std::string cmp = ctx.emit1(is_max ? "Greater" : "Less", {a, b});
   return ctx.emit1("Where", {cmp, a, b});

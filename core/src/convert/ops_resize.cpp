@@ -252,6 +252,69 @@ ConvertFn upsampleOp(Interp interp, int spatial) {
   };
 }
 
+// aten::__interpolate(input, size: int | int[] | None, scale_factor: float | float[] | None, mode,
+// align_corners, recompute_scale_factor, antialias): what a scripted F.interpolate can record.
+// With recompute_scale_factor (or None) the size is floor(input size * scale), as PyTorch computes it.
+Status convertInterpolate(Context& ctx, const Node& n) {
+  const int rank = ctx.rank(n.input(0));
+  const int spatial = rank - 2;
+  if (spatial < 1 || spatial > 3) return ctx.error("unsupported-form", "interpolating a tensor of rank " + std::to_string(rank));
+  std::string mode = "nearest";
+  if (n.inputs.size() > 3 && !ctx.isNone(n.input(3))) { OXPORT_ASSIGN(mode, ctx.constString(n.input(3))); }
+  // The builtin keeps interpolate's pre-1.5 behaviour: unless recompute_scale_factor is False,
+  // a scale factor gives the output size and the coordinates follow from that size.
+  bool align = false, recompute = true, antialias = false;
+  if (n.inputs.size() > 4 && !ctx.isNone(n.input(4))) { OXPORT_ASSIGN(align, ctx.constBool(n.input(4))); }
+  if (n.inputs.size() > 5 && !ctx.isNone(n.input(5))) { OXPORT_ASSIGN(recompute, ctx.constBool(n.input(5))); }
+  if (n.inputs.size() > 6 && !ctx.isNone(n.input(6))) { OXPORT_ASSIGN(antialias, ctx.constBool(n.input(6))); }
+  Interp interp;
+  if (mode == "nearest") interp = Interp::Nearest;
+  else if ((mode == "linear" && spatial == 1) || (mode == "bilinear" && spatial == 2) || (mode == "trilinear" && spatial == 3))
+    interp = Interp::Linear;
+  else if (mode == "bicubic" && spatial == 2) interp = Interp::Cubic;
+  else
+    return ctx.error("unsupported-form", "interpolate mode '" + mode + "' for " + std::to_string(spatial) + "-D input",
+                     "use nearest, (bi/tri)linear or bicubic");
+  if (antialias) return ctx.error("unsupported-form", "interpolate with antialias=True has no ONNX Resize form");
+  const Value* size_v = n.input(1);
+  const Value* scale_v = n.inputs.size() > 2 ? n.input(2) : nullptr;
+  std::string sizes;
+  std::vector<double> scales;
+  if (!ctx.isNone(size_v)) {
+    if (size_v->type == ts::ValueType::List) {
+      OXPORT_ASSIGN(sizes, ctx.intsTensor(size_v));
+    } else if (auto s = ctx.maybeInt(size_v)) {
+      sizes = ctx.constInt64s(std::vector<int64_t>(static_cast<size_t>(spatial), *s));
+    } else {
+      OXPORT_ASSIGN(std::string s1, ctx.tensorOfType(size_v, DType::Int64));
+      s1 = ctx.reshape(s1, {1});
+      sizes = spatial == 1 ? s1 : ctx.emit1("Concat", std::vector<std::string>(static_cast<size_t>(spatial), s1), {attrInt("axis", 0)});
+    }
+  } else if (scale_v && !ctx.isNone(scale_v)) {
+    if (scale_v->type == ts::ValueType::List) {
+      OXPORT_ASSIGN(scales, ctx.constDoubles(scale_v));
+    } else {
+      OXPORT_ASSIGN(double f, ctx.constDouble(scale_v));
+      scales.push_back(f);
+    }
+    if (scales.size() == 1) scales.assign(static_cast<size_t>(spatial), scales[0]);
+    if (static_cast<int>(scales.size()) != spatial)
+      return ctx.error("bad-argument", "interpolate with " + std::to_string(scales.size()) + " scale factors for " +
+                                           std::to_string(spatial) + " spatial dims");
+    if (recompute) {
+      // floor(size * scale) in float64, as PyTorch (its scales then follow from the sizes).
+      OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+      std::string in = ctx.cast(ctx.slice(ctx.shapeOf(x), {2}, {kInt64Max}, {0}), DType::Float64);
+      std::string f = ctx.constant(HostTensor::fromVector<double>(DType::Float64, {spatial}, scales));
+      sizes = ctx.cast(ctx.emit1("Floor", {ctx.emit1("Mul", {in, f})}), DType::Int64);
+      scales.clear();
+    }
+  } else {
+    return ctx.error("bad-argument", "interpolate needs a size or a scale factor");
+  }
+  return emitResize(ctx, n, interp, spatial, align, sizes, scales);
+}
+
 }  // namespace
 
 void registerResizeOps(Registry& r) {
@@ -267,6 +330,7 @@ void registerResizeOps(Registry& r) {
   r.add("aten::upsample_bilinear2d", upsampleOp(Interp::Linear, 2));
   r.add("aten::upsample_trilinear3d", upsampleOp(Interp::Linear, 3));
   r.add("aten::upsample_bicubic2d", upsampleOp(Interp::Cubic, 2));
+  r.add("aten::__interpolate", convertInterpolate);
 }
 
 }  // namespace oxport::convert

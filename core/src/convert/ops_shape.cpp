@@ -210,7 +210,22 @@ Status convertUnbind(Context& ctx, const Node& n) {
 }
 
 // slice(self, dim, start, end, step)
+// aten::slice.t(list, start, end, step) on an int list (`x.shape[2:]`): a Slice of the list as a
+// 1-D int64 tensor.
+Status convertListSlice(Context& ctx, const Node& n) {
+  if (n.input(0)->elem_type != ts::ValueType::Int)
+    return ctx.error("unsupported-list", std::string("slicing a list of ") + ts::valueTypeName(n.input(0)->elem_type));
+  OXPORT_ASSIGN(std::string l, ctx.intsTensor(n.input(0)));
+  int64_t start = 0, end = kInt64Max, step = 1;
+  if (n.inputs.size() > 1 && !ctx.isNone(n.input(1))) { OXPORT_ASSIGN(start, ctx.constInt(n.input(1))); }
+  if (n.inputs.size() > 2 && !ctx.isNone(n.input(2))) { OXPORT_ASSIGN(end, ctx.constInt(n.input(2))); }
+  if (n.inputs.size() > 3 && !ctx.isNone(n.input(3))) { OXPORT_ASSIGN(step, ctx.constInt(n.input(3))); }
+  if (step != 1 && ctx.opset() < 10) return ctx.needsOpset(10, "slicing a list with a step");
+  return bindOut(ctx, n, ctx.slice(l, {start}, {end}, {0}, step != 1 ? std::vector<int64_t>{step} : std::vector<int64_t>{}));
+}
+
 Status convertSlice(Context& ctx, const Node& n) {
+  if (n.input(0)->type == ts::ValueType::List) return convertListSlice(ctx, n);
   OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
   const int rank = ctx.rank(n.input(0));
   OXPORT_ASSIGN(int64_t dim, ctx.constInt(n.input(1)));
@@ -660,6 +675,12 @@ Status convertLen(Context& ctx, const Node& n) {
   if (v->isTensor()) {
     OXPORT_ASSIGN(std::string x, ctx.tensor(v));
     return bindOut(ctx, n, dimSize(ctx, x, 0, true));
+  }
+  if (v->elem_type == ts::ValueType::Int && !v->constant &&
+      !(v->producer && v->producer->kind == "prim::ListConstruct")) {
+    // An int list computed at run time (`y.shape[2:]`): its length is the 1-D tensor's size.
+    OXPORT_ASSIGN(std::string l, ctx.intsTensor(v));
+    return bindOut(ctx, n, ctx.reshape(ctx.emit1("Size", {l}), {}));
   }
   OXPORT_ASSIGN(auto names, ctx.tensorList(v));
   return bindOut(ctx, n, ctx.constInt64s({static_cast<int64_t>(names.size())}, true));
