@@ -1,3 +1,4 @@
+import numpy as np
 import torch
 
 from optest import Npy, T, case
@@ -27,4 +28,21 @@ CASES = [
     case("clamp_tensor", lambda a, lo: torch.clamp(a, min=lo), [T(3, 4), T(4)]),
     case("clamp_int", lambda a: a.clamp(1, 4), [T(2, 3, dtype="int64", fill="arange")]),
     case("maximum_minimum", lambda a, b: torch.maximum(a, b) - torch.minimum(a, b), [T(3, 4), T(3, 4)]),
+]
+
+# Found by tests/property/test_op_properties: ONNX Runtime has no Where kernel for bool values.
+CASES += [
+    case("where_bool_values", lambda c, a, b: torch.where(c, a, b),
+         [T(3, 1, dtype="bool"), T(3, 4, dtype="bool"), T(4, dtype="bool")], opsets=(9, 11, 17)),
+]
+
+# Coverage: bool + bool is or, bool * bool is and, max/min of bools are or/and (ONNX has no
+# Add/Mul/Max/Min for bool).
+BOOL_A = Npy(np.array([[True, False, True], [False, False, True]]))
+BOOL_B = Npy(np.array([[True, True, False], [False, True, True]]))
+CASES += [
+    case("bool_add_is_or", lambda a, b: a + b, [BOOL_A, BOOL_B], opsets=(9, 11, 17)),
+    case("bool_mul_is_and", lambda a, b: a * b, [BOOL_A, BOOL_B], opsets=(9, 11, 17)),
+    case("bool_max_min", lambda a, b: (torch.max(a, b), torch.min(a, b), torch.maximum(a, b), torch.minimum(a, b)),
+         [BOOL_A, BOOL_B], opsets=(9, 11, 13, 17)),
 ]

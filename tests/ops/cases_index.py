@@ -180,3 +180,33 @@ CASES = [
     case("unique_opset10", lambda x: torch.unique(x), [Npy(np.array([2, 1, 2], dtype=I64))], opsets=(10,),
          expect="error:opset-too-old", operator_export_type="ONNX"),
 ]
+
+# Found by tests/property/test_op_properties: ONNX Runtime has no Where kernel for bool values.
+CASES += [
+    case("masked_fill_bool_self", lambda b, m: b.masked_fill(m, 1), [T(3, 4, dtype="bool"), T(4, dtype="bool")],
+         opsets=(9, 11, 17)),
+]
+
+
+class ViewWrite(torch.nn.Module):
+    def forward(self, x, v):
+        y = x.clone()
+        y[:, 1] = v
+        return y
+
+
+class ViewWriteIndexed(torch.nn.Module):
+    def forward(self, x, i, v):
+        y = x.clone()
+        y[:, i] = v
+        return y
+
+
+# y[:, i] = v traces as copy_/index_put_ on a slice view of y: the write is refused with
+# inplace-view-write (naming the line), in every export mode, rather than silently dropped.
+CASES += [
+    case("inplace_view_write_refused", ViewWrite(), [T(2, 3), T(2)], opsets=(11,),
+         expect="error:inplace-view-write"),
+    case("inplace_view_index_put_refused", ViewWriteIndexed(), [T(2, 4), Npy(np.array([0, 2], dtype=I64)), T(2, 2)],
+         opsets=(11,), expect="error:inplace-view-write", operator_export_type="ONNX"),
+]

@@ -20,3 +20,17 @@ CASES = [
     case("adaptive_avg_pool1d", nn.AdaptiveAvgPool1d(1), [T(2, 3, 10)]),
     case("max_pool2d_with_indices", lambda x: F.max_pool2d(x, 2, return_indices=True), [T(1, 2, 6, 6)]),
 ]
+
+# Found by tests/property/test_op_properties: ceil_mode windows PyTorch drops, average windows
+# that run past the padding, dilated windows that see only padding (-inf in PyTorch).
+CASES += [
+    case("max_pool1d_ceil_drops_last_window", lambda x: F.max_pool1d(x, 1, 2, ceil_mode=True), [T(2, 2, 4)],
+         opsets=(9, 11, 17)),
+    case("avg_pool1d_ceil_partial_window", lambda x: F.avg_pool1d(x, 3, 2, ceil_mode=True), [T(1, 2, 4)],
+         opsets=(10, 11, 17)),
+    case("avg_pool2d_ceil_pad_partial_window", lambda x: F.avg_pool2d(x, 3, 2, 1, ceil_mode=True), [T(1, 2, 6, 5)],
+         opsets=(10, 11, 17)),
+    case("max_pool1d_dilated_pad_only_window", lambda x: F.max_pool1d(x, 2, 1, 1, 2), [T(2, 1, 1)], opsets=(11, 17)),
+    case("max_pool1d_ceil_kernel_past_input", lambda x: F.max_pool1d(x, 2, 2, ceil_mode=True), [T(2, 1, 1)],
+         opsets=(11,), expect="error:unsupported-form", operator_export_type="ONNX"),
+]

@@ -106,3 +106,12 @@ CASES = [
     case("norm_dtype_f64", lambda x: torch.linalg.vector_norm(x, 2, dim=1, dtype=torch.float64), [T(3, 4)]),
     case("reductions_scripted", ScriptedReductions(), [T(3, 4)], script=True, opsets=(9, 13), dynamic={0: [0, 1]}),
 ]
+
+# Found by tests/property/test_op_properties: over no elements PyTorch's mean/var/std are NaN,
+# ONNX Runtime's ReduceMean is 0.
+CASES += [
+    case("mean_empty_is_nan", lambda x: x.mean(0), [T(0, 3)], opsets=ALL),
+    case("mean_all_empty_is_nan", lambda x: x.mean(), [T(0, 2)], opsets=(11, 17)),
+    case("var_empty_biased_is_nan", lambda x: torch.var(x, [0, 2], unbiased=False), [T(0, 1, 0)], opsets=(11, 13)),
+    case("std_empty_unbiased_is_nan", lambda x: torch.std(x, 0, keepdim=True), [T(0, 3)], opsets=(11, 13)),
+]

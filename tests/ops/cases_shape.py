@@ -85,3 +85,17 @@ CASES = [
     case("shape_queries_script", ShapeQueries(), [T(3, 2)], script=True, dynamic={0: [0]}),
     case("item_script", ItemScript(), [T(3, 2)], script=True),
 ]
+
+
+class ListConcatExpand(torch.nn.Module):
+    def forward(self, x):
+        return x.unsqueeze(0).expand([2] + x.shape)
+
+
+# Found by tests/property/test_op_properties: `[2] + x.shape` (aten::add of two int lists) was an
+# elementwise Add; a view to a literal 0 was a Reshape that copies the input's size.
+CASES += [
+    case("list_add_joins_lists_script", ListConcatExpand(), [T(3)], script=True, opsets=(9, 11, 17)),
+    case("view_to_zero_size", lambda x: x.view(0) + 1, [T(1, 0, 2)], opsets=(9, 11, 13, 14, 17)),
+    case("reshape_zero_keeps_zero", lambda x: x.reshape(2, 0, 3), [T(3, 0, 2)], opsets=(11, 14)),
+]

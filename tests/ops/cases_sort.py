@@ -39,3 +39,10 @@ CASES = [
     case("topk_dynamic_k_opset9_refused", TopkHalf(), [D], opsets=(9,),
          expect="error:opset-too-old", operator_export_type="ONNX"),
 ]
+
+# Found by tests/property/test_op_properties: ONNX Runtime's TopK dies (SIGFPE) on an empty input.
+CASES += [
+    case("sort_empty", lambda x: torch.sort(x, 1, descending=True), [T(0, 3, 2)], opsets=(11, 17)),
+    case("argsort_empty", lambda x: torch.argsort(x, -1), [T(2, 0)], opsets=(11, 13)),
+    case("topk_empty_k0", lambda x: torch.topk(x, 0, 1), [T(3, 0)], opsets=(10, 11, 17)),
+]

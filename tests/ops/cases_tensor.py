@@ -3,6 +3,8 @@
 Random ops are checked through a deterministic follow-up (x + 0 * rand(...): shape and dtype must
 match) and through statistics that round to the same number in every run.
 """
+from typing import Optional
+
 import numpy as np
 import torch
 
@@ -98,4 +100,34 @@ CASES = [
     case("multinomial_certain", lambda p: torch.multinomial(p, 3, replacement=True), [Npy(np.array([[0.0, 1.0, 0.0]], dtype=np.float32))]),
     case("multinomial_no_replacement", lambda p: torch.multinomial(p, 2), [Npy(np.array([[0.2, 0.8, 0.1]], dtype=np.float32))],
          expect="error:unsupported-form", operator_export_type="ONNX"),
+]
+
+
+class ScriptedPredicates(torch.nn.Module):
+    """aten::conj, aten::__is__/__isnot__ on None, aten::is_pinned and aten::__not__, as a
+    scripted model records them."""
+
+    def forward(self, x, m: Optional[torch.Tensor] = None):
+        y = x.conj()
+        if m is None:
+            y = y + 1
+        if m is not None:
+            y = y * 2
+        if not x.is_pinned():
+            y = y - 3
+        return y
+
+
+class NotOfData(torch.nn.Module):
+    """aten::__not__ of a bool computed from the data (a dynamic condition)."""
+
+    def forward(self, x):
+        if not bool(x.sum() > 0):
+            return x - 1
+        return x + 1
+
+
+CASES += [
+    case("scripted_conj_is_none_is_pinned", ScriptedPredicates(), [T(3, 4)], script=True, opsets=(9, 11, 17)),
+    case("scripted_not_of_data", NotOfData(), [T(3, 4)], script=True, opsets=(11, 17)),
 ]

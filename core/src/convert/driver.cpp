@@ -1,5 +1,6 @@
 #include "convert/driver.h"
 
+#include <optional>
 #include <set>
 
 #include "convert/registry.h"
@@ -20,6 +21,54 @@ std::string domainOf(const std::string& kind) {
 }
 
 bool isStructural(const std::string& kind) { return kind.rfind("prim::", 0) == 0; }
+
+// ATen ops whose result shares the input's memory.
+bool isViewOp(const std::string& kind) {
+  static const std::set<std::string> views = {
+      "aten::slice", "aten::select", "aten::narrow", "aten::view", "aten::_reshape_alias", "aten::transpose",
+      "aten::permute", "aten::t", "aten::unsqueeze", "aten::squeeze", "aten::expand", "aten::expand_as",
+      "aten::as_strided", "aten::diagonal", "aten::unfold", "aten::view_as", "aten::movedim", "aten::alias",
+      "aten::unflatten", "aten::real", "aten::imag", "aten::swapaxes", "aten::swapdims", "aten::detach"};
+  return views.count(kind) != 0;
+}
+
+// aten::add_, aten::copy_ ...; not the dunder forms (aten::__iand__ is handled as a value op).
+bool isInplaceOp(const std::string& kind) {
+  if (kind.rfind("aten::", 0) != 0 || kind.size() < 8 || kind.back() != '_') return false;
+  return kind.compare(kind.size() - 2, 2, "__") != 0;
+}
+
+// Converters are functional: an in-place op's result is a new value. When its target is a view
+// (`y[:, i] = v` traces as copy_/index_put_ on a select of a slice of y) the write belongs to the
+// viewed tensor, and nothing carries it there. Where that tensor (or the view) is read anywhere
+// else, or is an output, the exported model would silently miss the write: an error instead.
+std::optional<Diagnostic> inplaceViewWrite(Context& ctx, const ts::Node& n) {
+  if (!isInplaceOp(n.kind) || n.inputs.empty()) return std::nullopt;
+  const ts::Value* target = n.inputs[0];
+  if (!target->producer || !isViewOp(target->producer->kind)) return std::nullopt;
+  std::set<const ts::Node*> chain{&n};
+  std::vector<const ts::Value*> values{target};
+  std::string views;
+  for (const ts::Value* v = target; v->producer && isViewOp(v->producer->kind); v = v->producer->inputs[0]) {
+    chain.insert(v->producer);
+    values.push_back(v->producer->inputs[0]);
+    views += (views.empty() ? "" : " of ") + v->producer->kind;
+  }
+  const ts::Value* base = values.back();
+  bool observed = false;
+  for (const ts::Value* v : values) {
+    for (const ts::Node* u : v->users) observed = observed || !chain.count(u);
+    for (const ts::Value* o : ctx.graph().outputs) observed = observed || o == v;
+    for (const ts::Value* in : ctx.graph().inputs) observed = observed || in == v;
+  }
+  if (!observed) return std::nullopt;
+  const std::string what = base->name.empty() ? "a tensor" : "'" + base->name + "'";
+  return n.error("inplace-view-write",
+                 n.kind + " writes in place into a view of " + what + " (" + views +
+                     "); the exported graph would not carry the write into " + what + ", so it is refused",
+                 "write it functionally, e.g. y = torch.cat([...]) or y = y.index_put((idx,), v) / "
+                 "torch.where(mask, v, y), or build the tensor with torch.stack");
+}
 
 }  // namespace
 
@@ -113,7 +162,9 @@ Status convertNodes(Context& ctx, const std::vector<const ts::Node*>& nodes, std
     }
     const OpEntry* entry = registry.find(n->kind, opset);
     Status s = okStatus();
-    if (entry) {
+    if (auto d = inplaceViewWrite(ctx, *n)) {
+      s = Error(*d);
+    } else if (entry) {
       s = entry->fn(ctx, *n);
       ctx.setCurrent(n);  // a converter with blocks converts nested nodes
     } else {
@@ -132,7 +183,8 @@ Status convertNodes(Context& ctx, const std::vector<const ts::Node*>& nodes, std
     if (!s.ok()) {
       bool fallback_ok = !isStructural(n->kind) &&
                          (mode == OperatorExportType::OnnxFallthrough || mode == OperatorExportType::OnnxAtenFallback) &&
-                         s.error().code() != "internal" && s.error().code() != "dynamic-argument";
+                         s.error().code() != "internal" && s.error().code() != "dynamic-argument" &&
+                         s.error().code() != "inplace-view-write";  // a custom node would lose the write too
       if (fallback_ok) {
         // Any half-emitted nodes of the failed converter are dead and removed later.
         bool aten_form = mode == OperatorExportType::OnnxAtenFallback && aten_op;

@@ -8,31 +8,46 @@ namespace oxport::convert {
 namespace {
 
 // add/sub(self, other, alpha=1)
+// aten::add.t(List a, List b): the lists joined, not added element by element (`[2] + x.shape`).
+Status listConcat(Context& ctx, const Node& n) {
+  const ts::ValueType elem = n.input(0)->elem_type;
+  if (elem == ts::ValueType::Int) {
+    OXPORT_ASSIGN(std::string a, ctx.intsTensor(n.input(0)));
+    OXPORT_ASSIGN(std::string b, ctx.intsTensor(n.input(1)));
+    return bindOut(ctx, n, ctx.emit1("Concat", {a, b}, {attrInt("axis", 0)}));
+  }
+  if (elem == ts::ValueType::Tensor) {
+    OXPORT_ASSIGN(auto a, ctx.tensorList(n.input(0)));
+    OXPORT_ASSIGN(auto b, ctx.tensorList(n.input(1)));
+    a.insert(a.end(), b.begin(), b.end());
+    ctx.bindList(n.output(0), a);
+    return okStatus();
+  }
+  return ctx.error("unsupported-list", std::string("joining lists of ") + ts::valueTypeName(elem));
+}
+
 ConvertFn addSub(const std::string& op, bool reverse = false) {
   return [op, reverse](Context& ctx, const Node& n) -> Status {
-    if (op == "Add" && n.output(0)->type == ts::ValueType::List && n.inputs.size() == 2) {
-      // list + list (aten::add.t): a list of ints (sizes) is a 1-D int64 tensor, concatenated; a
-      // list of tensors is resolved element by element where it is used (Context::listElements).
-      if (n.output(0)->elem_type != ts::ValueType::Int) return okStatus();
-      OXPORT_ASSIGN(std::string a, ctx.intsTensor(n.input(0)));
-      OXPORT_ASSIGN(std::string b, ctx.intsTensor(n.input(1)));
-      return bindOut(ctx, n, ctx.emit1("Concat", {a, b}, {attrInt("axis", 0)}));
-    }
+    if (op == "Add" && !reverse && n.input(0)->type == ts::ValueType::List) return listConcat(ctx, n);
     OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {0, 1}));
     if (n.inputs.size() > 2 && !ctx.isNone(n.input(2))) {
       OXPORT_ASSIGN(double alpha, ctx.constDouble(n.input(2)));
       if (alpha != 1.0) ins[1] = ctx.emit1("Mul", {ins[1], ctx.constScalar(alpha, n.output(0)->meta.dtype)});
     }
     if (reverse) std::swap(ins[0], ins[1]);
+    // bool + bool is logical or in PyTorch; ONNX has no Add for bool.
+    if (op == "Add" && n.output(0)->meta.dtype == DType::Bool) return bindOut(ctx, n, ctx.emit1("Or", ins));
     return bindOut(ctx, n, ctx.emit1(op, ins));
   };
 }
 
 // Max/Min of two tensors of dtype dt: integer Max/Min need opset 12; before, Less/Greater + Where.
+// Bool: max is Or, min is And (ONNX has no Max/Min for bool).
 std::string extremum(Context& ctx, bool is_max, const std::string& a, const std::string& b, DType dt) {
+  if (dt == DType::Bool) return ctx.emit1(is_max ? "Or" : "And", {a, b});
   if (isFloating(dt) || ctx.opset() >= 12) return ctx.emit1(is_max ? "Max" : "Min", {a, b});
   std::string cmp = ctx.emit1(is_max ? "Greater" : "Less", {a, b});
-  return ctx.emit1("Where", {cmp, a, b});
+  return whereTyped(ctx, cmp, a, b, dt);
 }
 
 ConvertFn extremumOp(bool is_max) {
@@ -191,7 +206,7 @@ Status convertWhere(Context& ctx, const Node& n) {
   const DType dt = n.output(0)->meta.dtype;
   OXPORT_ASSIGN(std::string a, ctx.tensorOfType(n.input(1), dt));
   OXPORT_ASSIGN(std::string b, ctx.tensorOfType(n.input(2), dt));
-  return bindOut(ctx, n, ctx.emit1("Where", {c, a, b}));
+  return bindOut(ctx, n, whereTyped(ctx, c, a, b, dt));
 }
 
 // pow(self, exponent)
@@ -215,7 +230,11 @@ void registerElementwiseOps(Registry& r) {
   addAll(r, {"aten::add", "aten::add_"}, addSub("Add"));
   addAll(r, {"aten::sub", "aten::sub_"}, addSub("Sub"));
   r.add("aten::rsub", addSub("Sub", true));
-  addAll(r, {"aten::mul", "aten::mul_"}, binary("Mul"));
+  // bool * bool is logical and in PyTorch; ONNX has no Mul for bool.
+  addAll(r, {"aten::mul", "aten::mul_"}, [](Context& ctx, const Node& n) -> Status {
+    OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {0, 1}));
+    return bindOut(ctx, n, ctx.emit1(n.output(0)->meta.dtype == DType::Bool ? "And" : "Mul", ins));
+  });
   addAll(r, {"aten::div", "aten::div_"}, convertTrueDiv);
   r.add("aten::true_divide", binary("Div"));
   addAll(r, {"aten::pow", "aten::pow_"}, convertPow);

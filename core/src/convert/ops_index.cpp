@@ -196,7 +196,7 @@ Status convertMaskedFill(Context& ctx, const Node& n) {
   OXPORT_ASSIGN(std::string mask, ctx.tensorOfType(n.input(1), DType::Bool));
   OXPORT_ASSIGN(std::string v, ctx.tensorOfType(n.input(2), dt));
   if (n.input(2)->isTensor() && ctx.rank(n.input(2)) > 0) v = ctx.reshape(v, {});
-  std::string out = ctx.emit1("Where", {mask, v, x});
+  std::string out = whereTyped(ctx, mask, v, x, dt);
   // A mask with more dims than self broadcasts in PyTorch too; a smaller one keeps self's shape.
   return bindOut(ctx, n, out);
 }

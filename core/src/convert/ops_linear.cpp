@@ -1,4 +1,6 @@
 // Linear algebra: linear, addmm, matmul, mm, bmm, t.
+#include <algorithm>
+
 #include "convert/registry.h"
 #include "convert/util.h"
 
@@ -64,10 +66,31 @@ Status convertAddmm(Context& ctx, const Node& n) {
                                                       attrFloat("beta", static_cast<float>(beta))}));
 }
 
+// matmul/mm/bmm. ONNX Runtime's MatMul fails on several empty operands (an empty inner dim,
+// an empty batch against a 1-D operand: "cannot broadcast"), where PyTorch gives zeros or an
+// empty result. When the example has an empty operand the product is written as broadcast Mul
+// and ReduceSum over the inner dim, which ONNX Runtime gets right for every size.
 Status convertMatmul(Context& ctx, const Node& n) {
   OXPORT_ASSIGN(std::string a, ctx.tensor(n.input(0)));
   OXPORT_ASSIGN(std::string b, ctx.tensor(n.input(1)));
-  return bindOut(ctx, n, ctx.emit1("MatMul", {a, b}));
+  const auto& as = ctx.meta(n.input(0)).shape;
+  const auto& bs = ctx.meta(n.input(1)).shape;
+  bool empty = false;
+  for (int64_t d : as) empty = empty || d == 0;
+  for (int64_t d : bs) empty = empty || d == 0;
+  if (!empty || as.empty() || bs.empty()) return bindOut(ctx, n, ctx.emit1("MatMul", {a, b}));
+  const bool vec_a = as.size() == 1, vec_b = bs.size() == 1;
+  if (vec_a) a = ctx.unsqueeze(a, {0});  // [k] -> [1, k]
+  if (vec_b) b = ctx.unsqueeze(b, {1});  // [k] -> [k, 1]
+  const int64_t ra = vec_a ? 2 : static_cast<int64_t>(as.size()), rb = vec_b ? 2 : static_cast<int64_t>(bs.size());
+  const int64_t rp = std::max(ra, rb) + 1;  // rank of the [..., m, k, n] products
+  std::string prod = ctx.emit1("Mul", {ctx.unsqueeze(a, {ra}), ctx.unsqueeze(b, {rb - 2})});
+  std::string y = reduceOver(ctx, "ReduceSum", prod, {rp - 2}, false);  // [..., m, n]
+  std::vector<int64_t> drop;
+  if (vec_a) drop.push_back(rp - 3);
+  if (vec_b) drop.push_back(rp - 2);
+  if (!drop.empty()) y = ctx.squeeze(y, drop);
+  return bindOut(ctx, n, y);
 }
 
 Status convertT(Context& ctx, const Node& n) {

@@ -116,9 +116,59 @@ Status convertDropout(Context& ctx, const Node& n) {
   return bindOut(ctx, n, outs[0]);
 }
 
+// prim::unchecked_cast (Optional[T] -> T in scripted code) and aten::list (a copy of a list):
+// the value itself, of any kind.
+Status convertUncheckedCast(Context& ctx, const Node& n) {
+  const Value* v = n.input(0);
+  if (v->type == ts::ValueType::List && v->elem_type == ts::ValueType::Int) {
+    OXPORT_ASSIGN(std::string l, ctx.intsTensor(v));
+    return bindOut(ctx, n, l);
+  }
+  if (v->type == ts::ValueType::List) {
+    OXPORT_ASSIGN(auto l, ctx.tensorList(v));
+    ctx.bindList(n.output(0), l);
+    return okStatus();
+  }
+  return convertIdentity(ctx, n);
+}
+
+// conj/_conj/conj_physical: ONNX has no complex tensors, so on what it holds (real tensors) the
+// conjugate is the tensor itself.
+Status convertConj(Context& ctx, const Node& n) {
+  if (!n.input(0)->isTensor()) return ctx.error("unsupported-form", n.kind + " of a number");
+  return convertIdentity(ctx, n);
+}
+
+// __not__(bool): a dynamic Python bool (static ones are folded by the example run).
+Status convertNot(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(std::string b, ctx.tensorOfType(n.input(0), DType::Bool));
+  return bindOut(ctx, n, ctx.emit1("Not", {b}));
+}
+
+// __is__/__isnot__: TorchScript uses them to test for None (`m is None`); whether a value is None
+// is known at export time.
+ConvertFn convertIs(bool negate) {
+  return [negate](Context& ctx, const Node& n) -> Status {
+    const bool a_none = ctx.isNone(n.input(0)), b_none = ctx.isNone(n.input(1));
+    if (!a_none && !b_none)
+      return ctx.error("unsupported-form", n.kind + " between two values that are not None (object identity)",
+                       "compare with None, or compare values with ==");
+    const bool same = a_none && b_none;
+    return bindOut(ctx, n, ctx.constScalar(same != negate ? 1 : 0, DType::Bool));
+  };
+}
+
+// is_pinned(self, device=None): exported models hold no page-locked host memory.
+Status convertIsPinned(Context& ctx, const Node& n) { return bindOut(ctx, n, ctx.constScalar(0, DType::Bool)); }
+
 }  // namespace
 
 void registerStructuralOps(Registry& r) {
+  addAll(r, {"aten::conj", "aten::_conj", "aten::conj_physical"}, convertConj);
+  r.add("aten::__not__", convertNot);
+  r.add("aten::__is__", convertIs(false));
+  r.add("aten::__isnot__", convertIs(true));
+  r.add("aten::is_pinned", convertIsPinned);
   addAll(r, {"prim::ListConstruct", "prim::TupleConstruct", "prim::DictConstruct"}, convertConstruct);
   addAll(r, {"prim::ListUnpack", "prim::TupleUnpack"}, convertUnpack);
   addAll(r, {"aten::__getitem__", "prim::TupleIndex"}, convertGetItem);
@@ -131,6 +181,7 @@ void registerStructuralOps(Registry& r) {
              "aten::lift_fresh", "aten::_shape_as_tensor_identity", "aten::resolve_conj", "aten::resolve_neg",
              "prim::data"},
          convertIdentity);
+  addAll(r, {"prim::unchecked_cast", "aten::list"}, convertUncheckedCast);
   addAll(r, {"aten::to", "aten::type_as", "aten::float", "aten::double", "aten::half", "aten::long", "aten::int",
              "aten::bool", "aten::short", "aten::char", "aten::byte", "aten::_cast_Float", "aten::_cast_Long",
              "aten::_cast_Int", "aten::_cast_Bool", "aten::_cast_Double", "aten::_cast_Byte", "aten::_cast_Char",

@@ -1,10 +1,42 @@
 // Pooling: max/avg pooling 1-3d, adaptive average/max pooling.
+#include <algorithm>
+#include <limits>
+
 #include "convert/registry.h"
 #include "convert/util.h"
 
 namespace oxport::convert {
 
 namespace {
+
+// ceil_mode as ONNX should see it. PyTorch drops a last window that would start in the right
+// padding (or past the input); ONNX Runtime keeps it. When PyTorch's count equals floor mode's
+// in every dim the windows are floor mode's, so ceil_mode becomes 0; when it equals ceil mode's it
+// stays 1. A mix has no ONNX form. Sizes are the example run's (`shape`, spatial dims last).
+Result<bool> onnxCeilMode(Context& ctx, bool ceil, const std::vector<int64_t>& shape, size_t nd,
+                          const std::vector<int64_t>& kernel, const std::vector<int64_t>& stride,
+                          const std::vector<int64_t>& padding, const std::vector<int64_t>& dilation) {
+  if (!ceil || shape.size() < nd) return ceil;
+  bool all_floor = true, all_ceil = true;
+  for (size_t i = 0; i < nd; ++i) {
+    const int64_t L = shape[shape.size() - nd + i], k = kernel[i], s = stride[i], p = padding[i];
+    const int64_t d = dilation.empty() ? 1 : dilation[i];
+    const int64_t span = L + 2 * p - d * (k - 1) - 1;
+    if (span < 0)  // only ceil_mode makes a window here; ONNX Runtime makes none
+      return ctx.error("unsupported-form", "ceil_mode pooling with a kernel larger than the padded input",
+                       "pad the input to at least the kernel's extent");
+    const int64_t floor_out = span / s + 1, ceil_out = (span + s - 1) / s + 1;
+    int64_t torch_out = ceil_out;
+    if ((torch_out - 1) * s >= L + p) --torch_out;
+    all_floor = all_floor && torch_out == floor_out;
+    all_ceil = all_ceil && torch_out == ceil_out;
+  }
+  if (all_floor) return false;  // also when both agree: floor mode needs no opset 10
+  if (all_ceil) return true;
+  return ctx.error("unsupported-form",
+                   "ceil_mode pooling where PyTorch drops the last window in some dims but not others",
+                   "use ceil_mode=False, or pad the input explicitly");
+}
 
 
 // max_poolNd(input, kernel_size, stride, padding, dilation, ceil_mode)
@@ -21,6 +53,7 @@ ConvertFn maxPool(size_t nd, bool with_indices) {
     dilation = expandInts(dilation, nd);
     bool dilated = false;
     for (auto d : dilation) dilated = dilated || d != 1;
+    OXPORT_ASSIGN(ceil, onnxCeilMode(ctx, ceil, ctx.meta(n.input(0)).shape, nd, kernel, stride, padding, dilation));
     if ((ceil || dilated) && ctx.opset() < 10) return ctx.needsOpset(10, "max pooling with ceil_mode or dilation");
     std::vector<Attribute> attrs{attrInts("kernel_shape", kernel), attrInts("strides", stride),
                                  attrInts("pads", symmetricPads(padding))};
@@ -31,6 +64,25 @@ ConvertFn maxPool(size_t nd, bool with_indices) {
     OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
     const bool unbatched = static_cast<size_t>(ctx.rank(n.input(0))) == nd + 1;
     if (unbatched) x = ctx.unsqueeze(x, {0});
+    // A dilated window may step over the input and see only padding: PyTorch gives -inf there,
+    // ONNX Runtime the lowest finite float (undilated windows always hold an input element).
+    // Where a pooling of ones padded with zeros finds no one, the result becomes -inf.
+    bool pad_only_window = false;
+    for (size_t i = 0; i < nd; ++i) pad_only_window = pad_only_window || (dilation[i] > 1 && padding[i] > 0);
+    if (pad_only_window && !with_indices && ctx.opset() >= 11 && isFloating(ctx.dtype(n.input(0)))) {
+      const DType dt = ctx.dtype(n.input(0));
+      const int rank = static_cast<int>(nd) + 2;
+      std::vector<int64_t> pads(static_cast<size_t>(2 * rank), 0);
+      for (size_t i = 0; i < nd; ++i) pads[2 + i] = pads[static_cast<size_t>(rank) + 2 + i] = padding[i];
+      std::string ones = ctx.emit1("ConstantOfShape", {ctx.shapeOf(x)}, {attrTensor("value", scalarHostTensor(1, dt, {1}))});
+      ones = ctx.emit1("Pad", {ones, ctx.constInt64s(pads), ctx.constScalar(0, dt)});
+      std::vector<Attribute> unpadded = attrs;
+      unpadded[2] = attrInts("pads", std::vector<int64_t>(2 * nd, 0));
+      std::string seen = ctx.emit1("Greater", {ctx.emit1("MaxPool", {ones}, std::move(unpadded)), ctx.constScalar(0, dt)});
+      std::string y = ctx.emit1("MaxPool", {x}, std::move(attrs));
+      y = ctx.emit1("Where", {seen, y, ctx.constScalar(-std::numeric_limits<double>::infinity(), dt)});
+      return bindOut(ctx, n, unbatched ? ctx.squeeze(y, {0}) : y);
+    }
     if (!with_indices) {
       std::string y = ctx.emit1("MaxPool", {x}, std::move(attrs));
       return bindOut(ctx, n, unbatched ? ctx.squeeze(y, {0}) : y);
@@ -65,6 +117,7 @@ ConvertFn avgPool(size_t nd) {
     kernel = expandInts(kernel, nd);
     stride = stride.empty() ? kernel : expandInts(stride, nd);
     padding = expandInts(padding, nd);
+    OXPORT_ASSIGN(ceil, onnxCeilMode(ctx, ceil, ctx.meta(n.input(0)).shape, nd, kernel, stride, padding, {}));
     if (ceil && ctx.opset() < 10) return ctx.needsOpset(10, "average pooling with ceil_mode");
     std::vector<Attribute> attrs{attrInts("kernel_shape", kernel), attrInts("strides", stride),
                                  attrInts("pads", symmetricPads(padding)),
@@ -73,6 +126,45 @@ ConvertFn avgPool(size_t nd) {
     OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
     const bool unbatched = static_cast<size_t>(ctx.rank(n.input(0))) == nd + 1;
     if (unbatched) x = ctx.unsqueeze(x, {0});
+    // With ceil_mode the last window may run past the padding. PyTorch then divides by the part
+    // inside input + padding (count_include_pad) or inside the input; ONNX Runtime's ceil_mode
+    // AveragePool divides otherwise. So ceil_mode is written out: x padded with zeros (the padding,
+    // then the overhang on the right), averaged in floor mode, and divided by the same average of
+    // a mask that is 1 where PyTorch counts an element.
+    if (ceil) {
+      const auto& shape = ctx.meta(n.input(0)).shape;
+      const DType dt = ctx.dtype(n.input(0));
+      const int rank = static_cast<int>(nd) + 2;
+      std::vector<int64_t> pad_x(static_cast<size_t>(2 * rank), 0), pad_in(pad_x), pad_out(pad_x);
+      for (size_t i = 0; i < nd; ++i) {
+        const int64_t L = shape[shape.size() - nd + i], k = kernel[i], st = stride[i], p = padding[i];
+        const int64_t span = L + 2 * p - k;
+        int64_t out = (span + st - 1) / st + 1;
+        if ((out - 1) * st >= L + p) --out;
+        const int64_t overhang = std::max<int64_t>(0, (out - 1) * st + k - (L + 2 * p));
+        const size_t b = 2 + i, e = static_cast<size_t>(rank) + 2 + i;
+        pad_x[b] = p;
+        pad_x[e] = p + overhang;
+        pad_in[b] = count_include_pad ? p : 0;    // ones over what PyTorch counts ...
+        pad_in[e] = count_include_pad ? p : 0;
+        pad_out[b] = count_include_pad ? 0 : p;   // ... zeros around it
+        pad_out[e] = (count_include_pad ? 0 : p) + overhang;
+      }
+      auto padded = [&](const std::string& t, const std::vector<int64_t>& pads, double value) {
+        if (ctx.opset() >= 11) return ctx.emit1("Pad", {t, ctx.constInt64s(pads), ctx.constScalar(value, dt)});
+        return ctx.emit1("Pad", {t}, {attrInts("pads", pads), attrString("mode", "constant"),
+                                      attrFloat("value", static_cast<float>(value))});
+      };
+      std::string mask = ctx.emit1("ConstantOfShape", {ctx.shapeOf(x)}, {attrTensor("value", scalarHostTensor(1, dt, {1}))});
+      mask = padded(padded(mask, pad_in, 1), pad_out, 0);
+      std::vector<Attribute> plain{attrInts("kernel_shape", kernel), attrInts("strides", stride),
+                                   attrInts("pads", std::vector<int64_t>(2 * nd, 0)), attrInt("count_include_pad", 1),
+                                   attrInt("ceil_mode", 0)};
+      std::string sum = ctx.emit1("AveragePool", {padded(x, pad_x, 0)}, plain);
+      std::string count = ctx.emit1("AveragePool", {mask}, plain);
+      std::string y = ctx.emit1("Div", {sum, count});
+      return bindOut(ctx, n, unbatched ? ctx.squeeze(y, {0}) : y);
+    }
     std::string y = ctx.emit1("AveragePool", {x}, std::move(attrs));
     return bindOut(ctx, n, unbatched ? ctx.squeeze(y, {0}) : y);
   };

@@ -61,6 +61,29 @@ std::string reduceTyped(Context& ctx, const std::string& op, const std::string& 
   return castIf(ctx, y, work, out);
 }
 
+// The number of elements over `axes` of x (all when empty), as a 0-d tensor of dtype dt.
+std::string reducedCount(Context& ctx, const std::string& x, const std::vector<int64_t>& axes, DType dt) {
+  std::string shape = ctx.emit1("Cast", {ctx.shapeOf(x)}, {attrInt("to", onnxDataType(dt))});
+  if (!axes.empty()) shape = ctx.emit1("Gather", {shape, ctx.constInt64s(axes)}, {attrInt("axis", 0)});
+  return reduceOver(ctx, "ReduceProd", shape, {}, false);
+}
+
+// True when the example run reduces over no elements (a size-0 dim among the axes).
+bool reducesNothing(const std::vector<int64_t>& shape, const std::vector<int64_t>& axes) {
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (shape[d] == 0 && (axes.empty() || std::find(axes.begin(), axes.end(), static_cast<int64_t>(d)) != axes.end()))
+      return true;
+  return false;
+}
+
+// ReduceMean of a floating x, except over no elements: ONNX Runtime's ReduceMean of nothing is 0
+// where PyTorch's mean is NaN, so there it is ReduceSum / count (0 / 0). `shape` is x's example shape.
+std::string meanOver(Context& ctx, const std::string& x, const std::vector<int64_t>& shape,
+                     const std::vector<int64_t>& axes, bool keepdim, DType dt) {
+  if (!reducesNothing(shape, axes)) return reduceOver(ctx, "ReduceMean", x, axes, keepdim);
+  return ctx.emit1("Div", {reduceOver(ctx, "ReduceSum", x, axes, keepdim), reducedCount(ctx, x, axes, dt)});
+}
+
 // A reduction of a 0-d tensor is the tensor itself (in the output dtype).
 bool scalarInput(Context& ctx, const Node& n) { return ctx.rank(n.input(0)) == 0; }
 
@@ -75,6 +98,11 @@ ConvertFn reduceSimple(const std::string& op) {
     OXPORT_ASSIGN(bool keepdim, keepdimArg(ctx, n));
     // Promote first (sum(int8) is int64, sum(x, dtype=float64) accumulates in float64).
     std::string xin = castIf(ctx, x, in, out);
+    if (op == "ReduceMean" && isFloating(out) && reducesNothing(ctx.meta(n.input(0)).shape, axes)) {
+      const DType work = workType(out);
+      std::string m = meanOver(ctx, castIf(ctx, xin, out, work), ctx.meta(n.input(0)).shape, axes, keepdim, work);
+      return bindOut(ctx, n, castIf(ctx, m, work, out));
+    }
     return bindOut(ctx, n, reduceTyped(ctx, op, xin, out, out, axes, keepdim));
   };
 }
@@ -122,13 +150,10 @@ ConvertFn convertArgExtreme(bool is_max) {
   };
 }
 
-// Max/Min of two tensors in dtype dt (integer Max/Min from opset 12; bool through int32).
+// Max/Min of two tensors in dtype dt (integer Max/Min from opset 12; bool: Or/And).
 std::string extremum2(Context& ctx, bool is_max, const std::string& a, const std::string& b, DType dt) {
   if (isFloating(dt) && dt != DType::BFloat16) return ctx.emit1(is_max ? "Max" : "Min", {a, b});
-  if (dt == DType::Bool) {
-    std::string r = extremum2(ctx, is_max, ctx.cast(a, DType::Int32), ctx.cast(b, DType::Int32), DType::Int32);
-    return ctx.cast(r, DType::Bool);
-  }
+  if (dt == DType::Bool) return ctx.emit1(is_max ? "Or" : "And", {a, b});
   if (ctx.opset() >= 12 && dt != DType::BFloat16) return ctx.emit1(is_max ? "Max" : "Min", {a, b});
   std::string cmp = ctx.emit1(is_max ? "Greater" : "Less", {a, b});
   return ctx.emit1("Where", {cmp, a, b});
@@ -209,13 +234,6 @@ Status convertCountNonzero(Context& ctx, const Node& n) {
   return bindOut(ctx, n, reduceOver(ctx, "ReduceSum", ctx.cast(b, DType::Int64), axes, false));
 }
 
-// The number of elements over `axes` of x (all when empty), as a 0-d tensor of dtype dt.
-std::string reducedCount(Context& ctx, const std::string& x, const std::vector<int64_t>& axes, DType dt) {
-  std::string shape = ctx.emit1("Cast", {ctx.shapeOf(x)}, {attrInt("to", onnxDataType(dt))});
-  if (!axes.empty()) shape = ctx.emit1("Gather", {shape, ctx.constInt64s(axes)}, {attrInt("axis", 0)});
-  return reduceOver(ctx, "ReduceProd", shape, {}, false);
-}
-
 // std/var/std_mean/var_mean (unbiased or correction, dim lists, keepdim).
 ConvertFn convertVariance(bool take_sqrt, bool with_mean) {
   return [take_sqrt, with_mean](Context& ctx, const Node& n) -> Status {
@@ -233,23 +251,27 @@ ConvertFn convertVariance(bool take_sqrt, bool with_mean) {
     } else if (const Value* c = namedArg(n, "correction"); c && !ctx.isNone(c)) {
       OXPORT_ASSIGN(correction, ctx.constDouble(c));
     }
+    std::vector<int64_t> shape = ctx.meta(n.input(0)).shape;
     if (rank == 0) x = ctx.unsqueeze(x, {0});
-    std::string mean_k = reduceOver(ctx, "ReduceMean", x, axes, true);
+    if (rank == 0) shape = {1};
+    std::string mean_k = meanOver(ctx, x, shape, axes, true, work);
     std::string d = ctx.emit1("Sub", {x, mean_k});
     std::string sq = ctx.emit1("Mul", {d, d});
     std::string var;
     if (correction == 0.0) {
-      var = reduceOver(ctx, "ReduceMean", sq, axes, keepdim);
+      var = meanOver(ctx, sq, shape, axes, keepdim, work);
     } else {
       std::string count = reducedCount(ctx, x, axes, work);
       std::string denom = ctx.emit1("Sub", {count, ctx.constScalar(correction, work)});
+      // PyTorch divides by max(N - correction, 0): over no elements that is 0 / 0 = NaN.
+      if (reducesNothing(shape, axes)) denom = ctx.emit1("Max", {denom, ctx.constScalar(0, work)});
       var = ctx.emit1("Div", {reduceOver(ctx, "ReduceSum", sq, axes, keepdim), denom});
     }
     if (rank == 0) var = ctx.reshape(var, {});
     std::string r = take_sqrt ? ctx.emit1("Sqrt", {var}) : var;
     ctx.bind(n.output(0), castIf(ctx, r, work, out));
     if (with_mean) {
-      std::string m = keepdim ? mean_k : reduceOver(ctx, "ReduceMean", x, axes, false);
+      std::string m = keepdim ? mean_k : meanOver(ctx, x, shape, axes, false, work);
       if (rank == 0) m = ctx.reshape(m, {});
       ctx.bind(n.output(1), castIf(ctx, m, work, out));
     }

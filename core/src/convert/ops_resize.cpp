@@ -1,6 +1,8 @@
 // Padding (constant_pad_nd/pad, reflection/replication pads, circular) and resizing
 // (upsample_* as traced from F.interpolate): Pad/Resize from opset 11, their attribute forms
 // (Pad-2, Upsample-9, Resize-10) before, where those mean the same.
+#include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "convert/registry.h"
@@ -52,15 +54,43 @@ Result<std::string> onnxPads(Context& ctx, const Value* pad_v, int rank, std::ve
 // A Pad in the opset's form; mode "constant", "reflect" or "edge".
 Result<std::string> emitPad(Context& ctx, const Node& n, const std::string& mode, double value) {
   OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  // PyTorch fills an integer tensor with the value converted to its dtype (1.5 -> 1, bool: != 0).
+  if (ctx.dtype(n.input(0)) == DType::Bool) value = value != 0 ? 1 : 0;
+  else if (!isFloating(ctx.dtype(n.input(0)))) value = std::trunc(value);
   const int rank = ctx.rank(n.input(0));
   std::vector<int64_t> static_pads;
   OXPORT_ASSIGN(std::string pads, onnxPads(ctx, n.input(1), rank, &static_pads));
   if (ctx.opset() < 11) {
     for (auto p : static_pads)
       if (p < 0 && mode != "constant") return ctx.needsOpset(11, "negative reflect/replicate padding");
+    // Pad-2 takes only floating tensors: others go through float64, which holds every value of
+    // the narrower integer types; int64 might not round-trip, so it needs Pad-11.
+    const DType dt = ctx.dtype(n.input(0));
+    const bool via_double = !isFloating(dt);
+    if (dt == DType::Int64) return ctx.needsOpset(11, "padding an int64 tensor (Pad-2 takes only floating types)");
     std::vector<Attribute> attrs{attrInts("pads", static_pads), attrString("mode", mode)};
     if (mode == "constant") attrs.push_back(attrFloat("value", static_cast<float>(value)));
-    return ctx.emit1("Pad", {x}, std::move(attrs));
+    if (!via_double) return ctx.emit1("Pad", {x}, std::move(attrs));
+    return ctx.cast(ctx.emit1("Pad", {ctx.cast(x, DType::Float64)}, std::move(attrs)), dt);
+  }
+  // Negative amounts crop. ONNX Runtime's Pad gets a dim cropped at one end and padded at the
+  // other wrong, so a static crop is a Slice first and the Pad then only adds.
+  bool negative = false;
+  for (auto p : static_pads) negative = negative || p < 0;
+  if (negative && mode == "constant") {
+    std::vector<int64_t> starts, ends, axes;
+    for (int d = 0; d < rank; ++d) {
+      int64_t& b = static_pads[static_cast<size_t>(d)];
+      int64_t& e = static_pads[static_cast<size_t>(d + rank)];
+      if (b >= 0 && e >= 0) continue;
+      starts.push_back(b < 0 ? -b : 0);
+      ends.push_back(e < 0 ? e : kInt64Max);
+      axes.push_back(d);
+      b = std::max<int64_t>(b, 0);
+      e = std::max<int64_t>(e, 0);
+    }
+    x = ctx.slice(x, starts, ends, axes);
+    pads = ctx.constInt64s(static_pads);
   }
   std::vector<std::string> in{x, pads};
   if (mode == "constant") in.push_back(ctx.constScalar(value, ctx.dtype(n.input(0))));
@@ -122,13 +152,77 @@ ConvertFn padMode(const std::string& mode) {
 
 enum class Interp { Nearest, Linear, Cubic };
 
+// A Resize of n.input(0) (rank spatial + 2) to `out_sizes` (a 1-D int64 tensor of the spatial
+// sizes) or, when that is empty, by `scales` (one per spatial dim), in the opset's form.
+Status emitResize(Context& ctx, const Node& n, Interp interp, int spatial, bool align, std::string out_sizes,
+                  std::vector<double> scales) {
+  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  const int rank = ctx.rank(n.input(0));
+  if (rank != spatial + 2) return ctx.error("unsupported-form", "upsampling a tensor of rank " + std::to_string(rank));
+  if (interp != Interp::Nearest && ctx.opset() < 11)
+    return ctx.needsOpset(11, std::string(interp == Interp::Cubic ? "bicubic" : "linear") +
+                                  " resizing with PyTorch's coordinates (Resize coordinate_transformation_mode)");
+  // Linear 1-D runs as 2-D over a unit height (ONNX Runtime's linear Resize wants 2-D or 3-D spatial).
+  const bool lift = interp == Interp::Linear && spatial == 1;
+  std::string xin = lift ? ctx.unsqueeze(x, {2}) : x;
+  const int r = lift ? rank + 1 : rank;
+  std::string sizes, scale_t;
+  if (!out_sizes.empty()) {
+    // The leading (N, C) sizes by Gather: ONNX Runtime's shape inference reads a Slice of a
+    // Shape feeding Resize's sizes as empty and rejects the model.
+    std::vector<int64_t> lead;
+    for (int i = 0; i < r - spatial; ++i) lead.push_back(i);
+    std::vector<std::string> parts{ctx.emit1("Gather", {ctx.shapeOf(xin), ctx.constInt64s(lead)}, {attrInt("axis", 0)}),
+                                   out_sizes};
+    sizes = ctx.emit1("Concat", parts, {attrInt("axis", 0)});
+  } else {
+    std::vector<float> sv(static_cast<size_t>(r - spatial), 1.0f);
+    for (double v : scales) sv.push_back(static_cast<float>(v));
+    scale_t = ctx.constant(HostTensor::fromVector<float>(DType::Float32, {static_cast<int64_t>(sv.size())}, sv));
+  }
+  std::string out;
+  if (ctx.opset() < 11) {
+    // Upsample-9 and Resize-10 pick the nearest source pixel by truncating x / scale, except
+    // that ONNX Runtime rounds up when shrinking; PyTorch takes the floor: only growing agrees.
+    const auto& in_shape = ctx.meta(n.input(0)).shape;
+    const auto& out_shape = n.output(0)->meta.shape;
+    for (size_t d = 2; d < in_shape.size() && d < out_shape.size(); ++d)
+      if (out_shape[d] < in_shape[d]) return ctx.needsOpset(11, "nearest downsampling (Resize nearest_mode floor)");
+    if (!sizes.empty()) {
+      scale_t = ctx.emit1("Div", {ctx.cast(sizes, DType::Float32), ctx.cast(ctx.shapeOf(xin), DType::Float32)});
+    }
+    out = ctx.emit1(ctx.opset() >= 10 ? "Resize" : "Upsample", {xin, scale_t}, {attrString("mode", "nearest")});
+  } else {
+    std::vector<Attribute> attrs;
+    if (interp == Interp::Nearest) {
+      attrs = {attrString("mode", "nearest"), attrString("coordinate_transformation_mode", "asymmetric"),
+               attrString("nearest_mode", "floor")};
+    } else {
+      // pytorch_half_pixel maps an output of size 1 to source 0; PyTorch uses its half-pixel
+      // formula there too, which is ONNX's half_pixel (the same as pytorch_half_pixel elsewhere).
+      bool size_one = false;
+      const auto& out_shape = n.output(0)->meta.shape;
+      for (size_t d = 2; d < out_shape.size(); ++d) size_one = size_one || out_shape[d] == 1;
+      const char* mode = align ? "align_corners" : size_one ? "half_pixel" : "pytorch_half_pixel";
+      attrs = {attrString("mode", interp == Interp::Cubic ? "cubic" : "linear"),
+               attrString("coordinate_transformation_mode", mode)};
+      if (interp == Interp::Cubic) attrs.push_back(attrFloat("cubic_coeff_a", -0.75f));
+    }
+    // roi as an empty tensor in every opset (omitted from 13 on, ONNX Runtime's shape inference
+    // reads sizes computed at run time as empty); scales omitted from 13 when sizes are given.
+    std::string empty = ctx.constant(HostTensor::fromVector<float>(DType::Float32, {0}, {}));
+    std::vector<std::string> in{xin, empty, scale_t.empty() ? (ctx.opset() >= 13 ? std::string() : empty) : scale_t};
+    if (!sizes.empty()) in.push_back(sizes);
+    out = ctx.emit1("Resize", in, std::move(attrs));
+  }
+  if (lift) out = ctx.squeeze(out, {2});
+  return bindOut(ctx, n, out);
+}
+
 // upsample_<mode>(input, output_size?, [align_corners,] scale_factors? | scales...): the output
 // size when given (it wins in PyTorch), else the scale factors.
 ConvertFn upsampleOp(Interp interp, int spatial) {
   return [interp, spatial](Context& ctx, const Node& n) -> Status {
-    OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-    const int rank = ctx.rank(n.input(0));
-    if (rank != spatial + 2) return ctx.error("unsupported-form", "upsampling a tensor of rank " + std::to_string(rank));
     bool align = false;
     size_t scale_at = 2;
     if (interp != Interp::Nearest) {
@@ -137,6 +231,7 @@ ConvertFn upsampleOp(Interp interp, int spatial) {
     }
     const Value* size_v = n.input(1);
     std::vector<double> scales;
+    std::string sizes;
     if (ctx.isNone(size_v)) {
       // The .vec overload: one list of scale factors; the other overload: one optional float per dim.
       if (n.inputs.size() == scale_at + 1 && !ctx.isNone(n.input(scale_at)) &&
@@ -150,54 +245,74 @@ ConvertFn upsampleOp(Interp interp, int spatial) {
         }
       }
       if (scales.size() == 1) scales.assign(static_cast<size_t>(spatial), scales[0]);
-    }
-    if (interp != Interp::Nearest && ctx.opset() < 11)
-      return ctx.needsOpset(11, std::string(interp == Interp::Cubic ? "bicubic" : "linear") +
-                                    " resizing with PyTorch's coordinates (Resize coordinate_transformation_mode)");
-    // Linear 1-D runs as 2-D over a unit height (ONNX Runtime's linear Resize wants 2-D or 3-D spatial).
-    const bool lift = interp == Interp::Linear && spatial == 1;
-    std::string xin = lift ? ctx.unsqueeze(x, {2}) : x;
-    const int r = lift ? rank + 1 : rank;
-    std::string sizes, scale_t;
-    if (scales.empty()) {
-      OXPORT_ASSIGN(std::string os, ctx.intsTensor(size_v));
-      // The leading (N, C) sizes by Gather: ONNX Runtime's shape inference reads a Slice of a
-      // Shape feeding Resize's sizes as empty and rejects the model.
-      std::vector<int64_t> lead;
-      for (int i = 0; i < r - spatial; ++i) lead.push_back(i);
-      std::vector<std::string> parts{ctx.emit1("Gather", {ctx.shapeOf(xin), ctx.constInt64s(lead)}, {attrInt("axis", 0)}), os};
-      sizes = ctx.emit1("Concat", parts, {attrInt("axis", 0)});
     } else {
-      std::vector<float> s(static_cast<size_t>(r - spatial), 1.0f);
-      for (double v : scales) s.push_back(static_cast<float>(v));
-      scale_t = ctx.constant(HostTensor::fromVector<float>(DType::Float32, {static_cast<int64_t>(s.size())}, s));
+      OXPORT_ASSIGN(sizes, ctx.intsTensor(size_v));
     }
-    std::string out;
-    if (ctx.opset() < 11) {
-      if (!sizes.empty()) {
-        scale_t = ctx.emit1("Div", {ctx.cast(sizes, DType::Float32), ctx.cast(ctx.shapeOf(xin), DType::Float32)});
-      }
-      out = ctx.emit1(ctx.opset() >= 10 ? "Resize" : "Upsample", {xin, scale_t}, {attrString("mode", "nearest")});
-    } else {
-      std::vector<Attribute> attrs;
-      if (interp == Interp::Nearest) {
-        attrs = {attrString("mode", "nearest"), attrString("coordinate_transformation_mode", "asymmetric"),
-                 attrString("nearest_mode", "floor")};
-      } else {
-        attrs = {attrString("mode", interp == Interp::Cubic ? "cubic" : "linear"),
-                 attrString("coordinate_transformation_mode", align ? "align_corners" : "pytorch_half_pixel")};
-        if (interp == Interp::Cubic) attrs.push_back(attrFloat("cubic_coeff_a", -0.75f));
-      }
-      // roi as an empty tensor in every opset (omitted from 13 on, ONNX Runtime's shape inference
-      // reads sizes computed at run time as empty); scales omitted from 13 when sizes are given.
-      std::string empty = ctx.constant(HostTensor::fromVector<float>(DType::Float32, {0}, {}));
-      std::vector<std::string> in{xin, empty, scale_t.empty() ? (ctx.opset() >= 13 ? std::string() : empty) : scale_t};
-      if (!sizes.empty()) in.push_back(sizes);
-      out = ctx.emit1("Resize", in, std::move(attrs));
-    }
-    if (lift) out = ctx.squeeze(out, {2});
-    return bindOut(ctx, n, out);
+    return emitResize(ctx, n, interp, spatial, align, sizes, scales);
   };
+}
+
+// aten::__interpolate(input, size: int | int[] | None, scale_factor: float | float[] | None, mode,
+// align_corners, recompute_scale_factor, antialias): what a scripted F.interpolate can record.
+// With recompute_scale_factor (or None) the size is floor(input size * scale), as PyTorch computes it.
+Status convertInterpolate(Context& ctx, const Node& n) {
+  const int rank = ctx.rank(n.input(0));
+  const int spatial = rank - 2;
+  if (spatial < 1 || spatial > 3) return ctx.error("unsupported-form", "interpolating a tensor of rank " + std::to_string(rank));
+  std::string mode = "nearest";
+  if (n.inputs.size() > 3 && !ctx.isNone(n.input(3))) { OXPORT_ASSIGN(mode, ctx.constString(n.input(3))); }
+  // The builtin keeps interpolate's pre-1.5 behaviour: unless recompute_scale_factor is False,
+  // a scale factor gives the output size and the coordinates follow from that size.
+  bool align = false, recompute = true, antialias = false;
+  if (n.inputs.size() > 4 && !ctx.isNone(n.input(4))) { OXPORT_ASSIGN(align, ctx.constBool(n.input(4))); }
+  if (n.inputs.size() > 5 && !ctx.isNone(n.input(5))) { OXPORT_ASSIGN(recompute, ctx.constBool(n.input(5))); }
+  if (n.inputs.size() > 6 && !ctx.isNone(n.input(6))) { OXPORT_ASSIGN(antialias, ctx.constBool(n.input(6))); }
+  Interp interp;
+  if (mode == "nearest") interp = Interp::Nearest;
+  else if ((mode == "linear" && spatial == 1) || (mode == "bilinear" && spatial == 2) || (mode == "trilinear" && spatial == 3))
+    interp = Interp::Linear;
+  else if (mode == "bicubic" && spatial == 2) interp = Interp::Cubic;
+  else
+    return ctx.error("unsupported-form", "interpolate mode '" + mode + "' for " + std::to_string(spatial) + "-D input",
+                     "use nearest, (bi/tri)linear or bicubic");
+  if (antialias) return ctx.error("unsupported-form", "interpolate with antialias=True has no ONNX Resize form");
+  const Value* size_v = n.input(1);
+  const Value* scale_v = n.inputs.size() > 2 ? n.input(2) : nullptr;
+  std::string sizes;
+  std::vector<double> scales;
+  if (!ctx.isNone(size_v)) {
+    if (size_v->type == ts::ValueType::List) {
+      OXPORT_ASSIGN(sizes, ctx.intsTensor(size_v));
+    } else if (auto s = ctx.maybeInt(size_v)) {
+      sizes = ctx.constInt64s(std::vector<int64_t>(static_cast<size_t>(spatial), *s));
+    } else {
+      OXPORT_ASSIGN(std::string s1, ctx.tensorOfType(size_v, DType::Int64));
+      s1 = ctx.reshape(s1, {1});
+      sizes = spatial == 1 ? s1 : ctx.emit1("Concat", std::vector<std::string>(static_cast<size_t>(spatial), s1), {attrInt("axis", 0)});
+    }
+  } else if (scale_v && !ctx.isNone(scale_v)) {
+    if (scale_v->type == ts::ValueType::List) {
+      OXPORT_ASSIGN(scales, ctx.constDoubles(scale_v));
+    } else {
+      OXPORT_ASSIGN(double f, ctx.constDouble(scale_v));
+      scales.push_back(f);
+    }
+    if (scales.size() == 1) scales.assign(static_cast<size_t>(spatial), scales[0]);
+    if (static_cast<int>(scales.size()) != spatial)
+      return ctx.error("bad-argument", "interpolate with " + std::to_string(scales.size()) + " scale factors for " +
+                                           std::to_string(spatial) + " spatial dims");
+    if (recompute) {
+      // floor(size * scale) in float64, as PyTorch (its scales then follow from the sizes).
+      OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+      std::string in = ctx.cast(ctx.slice(ctx.shapeOf(x), {2}, {kInt64Max}, {0}), DType::Float64);
+      std::string f = ctx.constant(HostTensor::fromVector<double>(DType::Float64, {spatial}, scales));
+      sizes = ctx.cast(ctx.emit1("Floor", {ctx.emit1("Mul", {in, f})}), DType::Int64);
+      scales.clear();
+    }
+  } else {
+    return ctx.error("bad-argument", "interpolate needs a size or a scale factor");
+  }
+  return emitResize(ctx, n, interp, spatial, align, sizes, scales);
 }
 
 }  // namespace
@@ -215,6 +330,7 @@ void registerResizeOps(Registry& r) {
   r.add("aten::upsample_bilinear2d", upsampleOp(Interp::Linear, 2));
   r.add("aten::upsample_trilinear3d", upsampleOp(Interp::Linear, 3));
   r.add("aten::upsample_bicubic2d", upsampleOp(Interp::Cubic, 2));
+  r.add("aten::__interpolate", convertInterpolate);
 }
 
 }  // namespace oxport::convert

@@ -3,6 +3,7 @@
 // movedim, meshgrid, broadcast_tensors, unfold/im2col, pixel_(un)shuffle, as_strided, and the
 // shape queries numel/item/dim/len.
 #include <limits>
+#include <optional>
 
 #include "convert/registry.h"
 #include "convert/util.h"
@@ -51,9 +52,24 @@ Status convertFlatten(Context& ctx, const Node& n) {
 }
 
 // view/reshape(self, shape)
+// view/reshape(self, shape). A 0 in PyTorch's shape is a size 0; in ONNX's Reshape it copies the
+// input's size unless allowzero=1 (opset 14). Before 14, a literal 0 (the result has no elements)
+// is a ConstantOfShape of the static result shape.
 Status convertReshape(Context& ctx, const Node& n) {
   OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
   OXPORT_ASSIGN(std::string shape, ctx.intsTensor(n.input(1)));
+  bool literal_zero = false;
+  std::optional<std::vector<int64_t>> target;
+  if (auto t = ctx.constInts(n.input(1)); t.ok()) {
+    target = *t;
+    for (int64_t d : *target) literal_zero = literal_zero || d == 0;
+  }
+  if (literal_zero) {
+    if (ctx.opset() >= 14) return bindOut(ctx, n, ctx.emit1("Reshape", {x, shape}, {attrInt("allowzero", 1)}));
+    const auto& out = n.output(0)->meta.shape;
+    return bindOut(ctx, n, ctx.emit1("ConstantOfShape", {ctx.constInt64s(out)},
+                                     {attrTensor("value", scalarHostTensor(0, ctx.dtype(n.input(0)), {1}))}));
+  }
   return bindOut(ctx, n, ctx.emit1("Reshape", {x, shape}));
 }
 
@@ -660,6 +676,12 @@ Status convertLen(Context& ctx, const Node& n) {
   if (v->isTensor()) {
     OXPORT_ASSIGN(std::string x, ctx.tensor(v));
     return bindOut(ctx, n, dimSize(ctx, x, 0, true));
+  }
+  if (v->elem_type == ts::ValueType::Int && !v->constant &&
+      !(v->producer && v->producer->kind == "prim::ListConstruct")) {
+    // An int list computed at run time (`y.shape[2:]`): its length is the 1-D tensor's size.
+    OXPORT_ASSIGN(std::string l, ctx.intsTensor(v));
+    return bindOut(ctx, n, ctx.reshape(ctx.emit1("Size", {l}), {}));
   }
   OXPORT_ASSIGN(auto names, ctx.tensorList(v));
   return bindOut(ctx, n, ctx.constInt64s({static_cast<int64_t>(names.size())}, true));

@@ -44,6 +44,21 @@ TopKOut topk(Context& ctx, const std::string& x, DType dt, int64_t axis, const s
   return out;
 }
 
+// ONNX Runtime's TopK dies (SIGFPE) on an input with no elements. There is nothing to order then:
+// the values are the input cut to k along the axis, the indices an int64 tensor of their shape.
+bool emptyExample(Context& ctx, const Value* v) {
+  for (int64_t d : ctx.meta(v).shape)
+    if (d == 0) return true;
+  return false;
+}
+
+TopKOut emptyTopk(Context& ctx, const std::string& x, int64_t axis, const std::string& k) {
+  TopKOut out;
+  out.values = ctx.emit1("Slice", {x, ctx.constInt64s({0}), k, ctx.constInt64s({axis})});
+  out.indices = ctx.cast(out.values, DType::Int64);
+  return out;
+}
+
 // The size of x along axis as a 1-D int64 tensor [n] (from Shape: nothing baked).
 std::string sizeAlong(Context& ctx, const std::string& x, int64_t axis) {
   return ctx.slice(ctx.shapeOf(x), {axis}, {axis + 1}, {0});
@@ -66,7 +81,8 @@ ConvertFn convertSort(bool indices_only) {
       return okStatus();
     }
     const int64_t axis = ctx.normDim(dim, rank);
-    TopKOut r = topk(ctx, x, dt, axis, sizeAlong(ctx, x, axis), descending);
+    TopKOut r = emptyExample(ctx, n.input(0)) ? emptyTopk(ctx, x, axis, sizeAlong(ctx, x, axis))
+                                              : topk(ctx, x, dt, axis, sizeAlong(ctx, x, axis), descending);
     if (indices_only) return bindOut(ctx, n, r.indices);
     ctx.bind(n.output(0), r.values);
     ctx.bind(n.output(1), r.indices);
@@ -89,11 +105,16 @@ Status convertTopk(Context& ctx, const Node& n) {
     // TopK-1: k is an attribute and the largest are taken.
     auto kc = ctx.maybeInt(n.input(1));
     if (!kc) return ctx.needsOpset(10, "topk with a k computed from the inputs (TopK k as an input)");
-    const DType work = topkType(dt, 9);
-    std::string xin = castIf(ctx, x, dt, work);
-    if (!largest) xin = ctx.emit1("Neg", {xin});
-    auto o = ctx.emit("TopK", {xin}, 2, {attrInt("axis", axis), attrInt("k", *kc)});
-    r = {castIf(ctx, largest ? o[0] : ctx.emit1("Neg", {o[0]}), work, dt), o[1]};
+    if (emptyExample(ctx, n.input(0))) {
+      std::string v = ctx.slice(x, {0}, {*kc}, {axis});
+      r = {v, ctx.cast(v, DType::Int64)};
+    } else {
+      const DType work = topkType(dt, 9);
+      std::string xin = castIf(ctx, x, dt, work);
+      if (!largest) xin = ctx.emit1("Neg", {xin});
+      auto o = ctx.emit("TopK", {xin}, 2, {attrInt("axis", axis), attrInt("k", *kc)});
+      r = {castIf(ctx, largest ? o[0] : ctx.emit1("Neg", {o[0]}), work, dt), o[1]};
+    }
   } else {
     std::string k;
     if (auto kc = ctx.maybeInt(n.input(1))) {
@@ -102,7 +123,7 @@ Status convertTopk(Context& ctx, const Node& n) {
       OXPORT_ASSIGN(std::string ks, ctx.tensorOfType(n.input(1), DType::Int64));
       k = ctx.reshape(ks, {1});
     }
-    r = topk(ctx, x, dt, axis, k, largest);
+    r = emptyExample(ctx, n.input(0)) ? emptyTopk(ctx, x, axis, k) : topk(ctx, x, dt, axis, k, largest);
   }
   if (rank == 0) {
     r.values = ctx.reshape(r.values, {});

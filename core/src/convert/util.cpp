@@ -69,4 +69,11 @@ std::string dimSize(Context& ctx, const std::string& x, int64_t dim, bool scalar
   return ctx.slice(shape, {dim}, {dim + 1}, {0});
 }
 
+std::string whereTyped(Context& ctx, const std::string& c, const std::string& a, const std::string& b, DType dt) {
+  const bool narrow = dt == DType::Bool || dt == DType::Int8 || dt == DType::Int16;
+  if (!narrow) return ctx.emit1("Where", {c, a, b});
+  std::string w = ctx.emit1("Where", {c, ctx.cast(a, DType::Int32), ctx.cast(b, DType::Int32)});
+  return ctx.cast(w, dt);
+}
+
 }  // namespace oxport::convert

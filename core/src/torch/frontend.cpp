@@ -392,7 +392,7 @@ bool holdsTensor(const c10::IValue& v) {
 bool isMetadataQuery(const jit::Node* n) {
   static const std::unordered_set<std::string> kinds = {
       "prim::dtype", "prim::device", "prim::layout", "aten::dim", "prim::is_cuda", "aten::is_floating_point",
-      "prim::requires_grad", "aten::is_complex", "prim::is_quantized", "aten::__is__", "aten::__isnot__"};
+      "prim::requires_grad", "aten::is_complex", "prim::is_quantized", "aten::__is__", "aten::__isnot__", "aten::is_pinned"};
   return kinds.count(n->kind().toQualString()) != 0;
 }
 
