@@ -33,6 +33,7 @@ CASES += [
     case("pad_int_fractional_value_crop", lambda x: F.pad(x, (-1, 1, -1, 0), value=1.5),
          [T(2, 2, 3, dtype="int64", fill="arange")], opsets=(11, 13, 17)),
     case("pad_crop_and_pad_same_dim", lambda x: F.pad(x, (-2, 3), value=-0.5), [T(2, 5)], opsets=ALL),
+    case("pad_crop_and_pad_two_dims", lambda x: F.pad(x, (1, -1, -1, 0), value=1.5), [T(2, 1)], opsets=ALL),
     case("pad_int32_opset9", lambda x: F.pad(x, (1, 2), value=7), [T(2, 3, dtype="int32", fill="arange")],
          opsets=(9, 10, 11)),
     case("pad_int64_opset9_refused", lambda x: F.pad(x, (1, 2)), [T(2, 3, dtype="int64", fill="arange")],

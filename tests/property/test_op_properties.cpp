@@ -129,13 +129,18 @@ OnnxRuntime* runtime() {
   return rt.get();
 }
 
+// A scratch folder for this process, removed at exit.
 fs::path workDir() {
-  static fs::path dir = [] {
-    fs::path d = fs::temp_directory_path() / ("oxport-op-props-" + std::to_string(::getpid()));
-    fs::create_directories(d);
-    return d;
-  }();
-  return dir;
+  struct Dir {
+    fs::path path = fs::temp_directory_path() / ("oxport-op-props-" + std::to_string(::getpid()));
+    Dir() { fs::create_directories(path); }
+    ~Dir() {
+      std::error_code ec;
+      fs::remove_all(path, ec);
+    }
+  };
+  static Dir dir;
+  return dir.path;
 }
 
 // Builds, exports and verifies one case; a mismatch or an unexpected refusal fails the property.

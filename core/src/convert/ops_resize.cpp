@@ -60,19 +60,6 @@ Result<std::string> emitPad(Context& ctx, const Node& n, const std::string& mode
   const int rank = ctx.rank(n.input(0));
   std::vector<int64_t> static_pads;
   OXPORT_ASSIGN(std::string pads, onnxPads(ctx, n.input(1), rank, &static_pads));
-  if (ctx.opset() < 11) {
-    for (auto p : static_pads)
-      if (p < 0 && mode != "constant") return ctx.needsOpset(11, "negative reflect/replicate padding");
-    // Pad-2 takes only floating tensors: others go through float64, which holds every value of
-    // the narrower integer types; int64 might not round-trip, so it needs Pad-11.
-    const DType dt = ctx.dtype(n.input(0));
-    const bool via_double = !isFloating(dt);
-    if (dt == DType::Int64) return ctx.needsOpset(11, "padding an int64 tensor (Pad-2 takes only floating types)");
-    std::vector<Attribute> attrs{attrInts("pads", static_pads), attrString("mode", mode)};
-    if (mode == "constant") attrs.push_back(attrFloat("value", static_cast<float>(value)));
-    if (!via_double) return ctx.emit1("Pad", {x}, std::move(attrs));
-    return ctx.cast(ctx.emit1("Pad", {ctx.cast(x, DType::Float64)}, std::move(attrs)), dt);
-  }
   // Negative amounts crop. ONNX Runtime's Pad gets a dim cropped at one end and padded at the
   // other wrong, so a static crop is a Slice first and the Pad then only adds.
   bool negative = false;
@@ -90,7 +77,20 @@ Result<std::string> emitPad(Context& ctx, const Node& n, const std::string& mode
       e = std::max<int64_t>(e, 0);
     }
     x = ctx.slice(x, starts, ends, axes);
-    pads = ctx.constInt64s(static_pads);
+    if (ctx.opset() >= 11) pads = ctx.constInt64s(static_pads);
+  }
+  if (ctx.opset() < 11) {
+    for (auto p : static_pads)
+      if (p < 0 && mode != "constant") return ctx.needsOpset(11, "negative reflect/replicate padding");
+    // Pad-2 takes only floating tensors: others go through float64, which holds every value of
+    // the narrower integer types; int64 might not round-trip, so it needs Pad-11.
+    const DType dt = ctx.dtype(n.input(0));
+    const bool via_double = !isFloating(dt);
+    if (dt == DType::Int64) return ctx.needsOpset(11, "padding an int64 tensor (Pad-2 takes only floating types)");
+    std::vector<Attribute> attrs{attrInts("pads", static_pads), attrString("mode", mode)};
+    if (mode == "constant") attrs.push_back(attrFloat("value", static_cast<float>(value)));
+    if (!via_double) return ctx.emit1("Pad", {x}, std::move(attrs));
+    return ctx.cast(ctx.emit1("Pad", {ctx.cast(x, DType::Float64)}, std::move(attrs)), dt);
   }
   std::vector<std::string> in{x, pads};
   if (mode == "constant") in.push_back(ctx.constScalar(value, ctx.dtype(n.input(0))));
