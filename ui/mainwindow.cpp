@@ -180,6 +180,12 @@ MainWindow::~MainWindow() {
   // Stop the worker before the widgets its callbacks refer to go away.
   delete runner_;
   runner_ = nullptr;
+  // The undo stack is a child, deleted by ~QWidget after this destructor: it then emits
+  // cleanChanged, whose slot (updateTitle) would run on a MainWindow whose members are already
+  // destroyed (found by UBSan in the ui test). Delete it while they still exist, unconnected.
+  undo_->disconnect(this);
+  delete undo_;
+  undo_ = nullptr;
 }
 
 void MainWindow::buildDocks() {
