@@ -15,6 +15,10 @@ CASES = [
     case("div_floor", lambda a, b: torch.div(a, b, rounding_mode="floor"), [T(2, 3), T(2, 3, fill="rand")]),
     case("div_trunc_int", lambda a: torch.div(a - 3, 2, rounding_mode="trunc"), [T(2, 3, dtype="int64", fill="arange")]),
     case("pow_scalar", lambda a: a.abs() ** 1.5, [T(2, 3)]),
+    # Integer pow with negative exponents (found by the op property test at opset 9): 0^-n is 0.
+    case("pow_int_negative_exponent", lambda a, b: torch.pow(a, b),
+         [Npy(np.array([0, 0, 2, -2, 1, -1, 3, 0, 5], dtype=np.int64)),
+          Npy(np.array([-1, -2, -1, -1, -3, -3, 2, 0, 3], dtype=np.int64))], opsets=(9, 11, 13, 17)),
     case("unary_math", lambda a: torch.exp(a).log() + a.abs().sqrt() + torch.sin(a) * torch.cos(a) + a.neg(),
          [T(3, 4)]),
     case("rsqrt_reciprocal", lambda a: torch.rsqrt(a + 1) + torch.reciprocal(a + 2), [T(3, 4, fill="rand")]),

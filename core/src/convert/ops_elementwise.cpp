@@ -213,15 +213,16 @@ Status convertWhere(Context& ctx, const Node& n) {
 Status convertPow(Context& ctx, const Node& n) {
   const DType dt = n.output(0)->meta.dtype;
   OXPORT_ASSIGN(std::string x, ctx.tensorOfType(n.input(0), dt));
-  OXPORT_ASSIGN(std::string e, ctx.tensorOfType(n.input(1), isFloating(dt) ? dt : dt));
-  if (!isFloating(dt)) {
-    // ONNX Pow on integers exists from opset 12; compute in float and cast back otherwise.
-    if (ctx.opset() < 12) {
-      std::string r = ctx.emit1("Pow", {ctx.cast(x, DType::Float64), ctx.cast(e, DType::Float64)});
-      return bindOut(ctx, n, ctx.cast(r, dt));
-    }
-  }
-  return bindOut(ctx, n, ctx.emit1("Pow", {x, e}));
+  OXPORT_ASSIGN(std::string e, ctx.tensorOfType(n.input(1), dt));
+  if (isFloating(dt)) return bindOut(ctx, n, ctx.emit1("Pow", {x, e}));
+  // Integers: ONNX Pow takes them from opset 12; before, compute in float and cast back (a
+  // negative exponent then truncates toward zero, 2^-1 -> 0 and -1^-3 -> -1, as in PyTorch).
+  // 0^-n is 0 in PyTorch but inf in float and INT64_MIN in ONNX Runtime's integer Pow: masked.
+  const std::string xf = ctx.cast(x, DType::Float64), ef = ctx.cast(e, DType::Float64);
+  const std::string r = ctx.opset() < 12 ? ctx.cast(ctx.emit1("Pow", {xf, ef}), dt) : ctx.emit1("Pow", {x, e});
+  const std::string zero_base = ctx.emit1("Less", {ctx.emit1("Abs", {xf}), ctx.constScalar(0.5, DType::Float64)});
+  const std::string negative_exp = ctx.emit1("Less", {ef, ctx.constScalar(0.0, DType::Float64)});
+  return bindOut(ctx, n, ctx.emit1("Where", {ctx.emit1("And", {zero_base, negative_exp}), ctx.constScalar(0, dt), r}));
 }
 
 }  // namespace
