@@ -2,6 +2,7 @@
 // size and at other sizes of every dynamic axis.
 #include <set>
 
+#include "onnx/signature.h"
 #include "oxport/model.h"
 #include "oxport/runtime.h"
 
@@ -32,11 +33,23 @@ Result<VerifyReport> verifyExport(const Model& model, const ExportOptions& optio
   std::vector<std::vector<int64_t>> base_shapes;
   for (const auto& t : base_inputs) base_shapes.push_back(t.shape);
 
-  // Which flattened inputs have dynamic axes: by input name (input_names, in order).
+  // The names as written: the file's graph inputs start with the flattened tensor arguments (in
+  // order; weights kept as inputs follow), so generated names (forward's argument names) are
+  // known too, not only those given in input_names.
+  OXPORT_ASSIGN(const onnx_ir::GraphSignature sig, onnx_ir::readGraphSignature(onnx_file));
+  if (sig.inputs.size() < base_inputs.size())
+    return Error("verify-mismatch",
+                 "the ONNX file has " + std::to_string(sig.inputs.size()) + " inputs but the example arguments give " +
+                     std::to_string(base_inputs.size()) + " tensors",
+                 "verify the file with the options it was exported with (args, input shapes)");
+  const std::vector<std::string> input_names(sig.inputs.begin(), sig.inputs.begin() + base_inputs.size());
+  const std::vector<std::string>& output_names = sig.outputs;
+
+  // Which flattened inputs have dynamic axes.
   std::vector<std::map<int64_t, std::string>> dyn(base_inputs.size());
   bool any_dynamic = false;
-  for (size_t i = 0; i < base_inputs.size() && i < options.input_names.size(); ++i) {
-    auto it = options.dynamic_axes.find(options.input_names[i]);
+  for (size_t i = 0; i < base_inputs.size(); ++i) {
+    auto it = options.dynamic_axes.find(input_names[i]);
     if (it != options.dynamic_axes.end()) {
       dyn[i] = it->second.axes;
       any_dynamic = any_dynamic || !it->second.axes.empty();
@@ -49,8 +62,6 @@ Result<VerifyReport> verifyExport(const Model& model, const ExportOptions& optio
     shape_sets.push_back(resized(base_shapes, dyn, [](int64_t s) { return s + 1; }));
     shape_sets.push_back(resized(base_shapes, dyn, [](int64_t s) { return s * 2; }));
   }
-  // The ONNX graph's input names: input_names, then the generated ones are unknown here, so the
-  // runtime matches by position when a name is missing.
   {  // each distinct shape set once, in order
     std::set<std::vector<std::vector<int64_t>>> distinct(shape_sets.begin(), shape_sets.end());
     std::vector<std::vector<std::vector<int64_t>>> unique;
@@ -91,7 +102,7 @@ Result<VerifyReport> verifyExport(const Model& model, const ExportOptions& optio
     }
     std::vector<NamedTensor> named;
     for (size_t i = 0; i < inputs->size(); ++i)
-      named.push_back({i < options.input_names.size() ? options.input_names[i] : std::string(), (*inputs)[i]});
+      named.push_back({input_names[i], (*inputs)[i]});
     auto actual = runtime.run(onnx_file, named);
     if (cancel.cancelled()) return Error("cancelled", "verification was cancelled");
     if (!actual.ok()) {
@@ -112,10 +123,10 @@ Result<VerifyReport> verifyExport(const Model& model, const ExportOptions& optio
       auto cmp = compareTensors((*actual)[i].name, (*expected)[i].tensor, (*actual)[i].tensor, vopts.tolerance);
       if (is_base) {
         base_output_shapes.push_back((*actual)[i].tensor.shape);
-      } else if (shapes != base_shapes && i < options.output_names.size() && i < base_output_shapes.size()) {
+      } else if (shapes != base_shapes && i < output_names.size() && i < base_output_shapes.size()) {
         // A declared dynamic output axis that keeps its traced size while the inputs changed
         // was baked by tracing (libtorch's traced module does the same, so values can agree).
-        auto it = options.dynamic_axes.find(options.output_names[i]);
+        auto it = options.dynamic_axes.find(output_names[i]);
         if (it != options.dynamic_axes.end()) {
           for (const auto& [axis, label] : it->second.axes) {
             const auto& now = (*actual)[i].tensor.shape;
@@ -123,7 +134,7 @@ Result<VerifyReport> verifyExport(const Model& model, const ExportOptions& optio
             if (axis < static_cast<int64_t>(now.size()) && axis < static_cast<int64_t>(was.size()) &&
                 now[static_cast<size_t>(axis)] == was[static_cast<size_t>(axis)]) {
               cmp.passed = false;
-              cmp.note = "dynamic axis " + std::to_string(axis) + " of output '" + options.output_names[i] +
+              cmp.note = "dynamic axis " + std::to_string(axis) + " of output '" + output_names[i] +
                          "' stayed " + std::to_string(now[static_cast<size_t>(axis)]) +
                          " while the inputs' dynamic axes changed: tracing baked a size into the model";
             }
