@@ -1,7 +1,9 @@
 #include "diagnose.h"
 
+#include <fstream>
 #include <map>
 #include <optional>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -184,6 +186,207 @@ std::vector<Diagnostic> findBakedSizes(const ts::Graph& g, const std::vector<Dyn
                                  kHint));
         break;
       }
+    }
+  }
+  return out;
+}
+
+// ---- Python branches on sizes, read from the source files of a traced model
+
+std::vector<PythonFrame> userFramesOfTraceStack(const std::string& stack) {
+  static const std::regex frame_re(R"(^(.*)\((\d+)\): (.+)$)");
+  std::vector<PythonFrame> out;
+  std::istringstream in(stack);
+  std::string text;
+  while (std::getline(in, text)) {
+    std::smatch m;
+    if (!std::regex_match(text, m, frame_re)) continue;
+    const std::string file = m[1];
+    // Frames below torch.jit.trace are the code that called it, not the model.
+    if (file.find("torch/jit/_trace.py") != std::string::npos) break;
+    if (file.empty() || file[0] == '<' || file.find("/site-packages/") != std::string::npos ||
+        file.find("/dist-packages/") != std::string::npos)
+      continue;
+    if (m[3] == "<module>") continue;
+    PythonFrame f;
+    f.file = file;
+    f.line = std::stoi(m[2]);
+    f.function = m[3];
+    out.push_back(f);
+  }
+  return out;
+}
+
+namespace {
+
+size_t indentOf(const std::string& line) {
+  size_t i = 0;
+  while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+  return i;
+}
+
+bool blankOrComment(const std::string& line) {
+  size_t i = indentOf(line);
+  return i == line.size() || line[i] == '#' || line[i] == '\r';
+}
+
+std::string withoutComment(const std::string& line) {
+  // Good enough for conditions: a '#' inside a string literal of a condition is rare.
+  auto hash = line.find('#');
+  std::string t = hash == std::string::npos ? line : line.substr(0, hash);
+  while (!t.empty() && (t.back() == ' ' || t.back() == '\r' || t.back() == '\t')) t.pop_back();
+  return t;
+}
+
+std::string trimmed(const std::string& line) {
+  std::string t = withoutComment(line);
+  return t.substr(indentOf(t));
+}
+
+// The axis a size read names: shape[k] / size(k) -> k; .shape / .size() -> unknown.
+struct SizeRead {
+  bool found = false;
+  std::optional<int64_t> axis;
+};
+
+SizeRead directSizeRead(const std::string& text) {
+  static const std::regex read_re(R"(\.(?:shape\b(?:\s*\[\s*(-?\d+)\s*\])?|size\s*\(\s*(-?\d+)?\s*\)|numel\s*\(\s*\)))");
+  std::smatch m;
+  SizeRead r;
+  if (!std::regex_search(text, m, read_re)) return r;
+  r.found = true;
+  if (m[1].matched) r.axis = std::stoll(m[1]);
+  else if (m[2].matched) r.axis = std::stoll(m[2]);
+  return r;
+}
+
+}  // namespace
+
+std::vector<SizeBranch> sizeBranchesInFunction(const std::vector<std::string>& lines, int line,
+                                               const std::string& function) {
+  std::vector<SizeBranch> out;
+  if (line < 1 || static_cast<size_t>(line) > lines.size()) return out;
+  const size_t target = static_cast<size_t>(line - 1);
+  const std::regex def_re("^\\s*(?:async\\s+)?def\\s+" + std::regex_replace(function, std::regex(R"([^\w])"), "") +
+                          "\\s*\\(");
+  // The nearest `def function(` above the line, indented less than it.
+  std::optional<size_t> def;
+  for (size_t k = target + 1; k-- > 0;) {
+    if (std::regex_search(lines[k], def_re) && (k == target || indentOf(lines[k]) < indentOf(lines[target]))) {
+      def = k;
+      break;
+    }
+  }
+  if (!def) return out;
+  const size_t def_indent = indentOf(lines[*def]);
+  size_t end = *def + 1;
+  // The signature may continue over several lines: the body starts after the line ending in ':'.
+  while (end < lines.size() && withoutComment(lines[end - 1]).empty() == false &&
+         withoutComment(lines[end - 1]).back() != ':')
+    ++end;
+  while (end < lines.size() && (blankOrComment(lines[end]) || indentOf(lines[end]) > def_indent)) ++end;
+  if (target >= end) return out;
+
+  // Names assigned from sizes: `b, c, h, w = x.shape`, `n = x.size(0)`, `h = int(x.shape[2])`.
+  static const std::regex unpack_re(R"(^\s*\(?\s*([A-Za-z_]\w*(?:\s*,\s*\*?[A-Za-z_]\w*)+)\s*,?\s*\)?\s*=\s*[\w.\[\]]+\.(?:shape|size\s*\(\s*\))\s*$)");
+  static const std::regex single_re(R"(^\s*([A-Za-z_]\w*)\s*(?::\s*int\s*)?=\s*(?:int\s*\(\s*)?[\w.\[\]]+\.(?:shape\s*\[\s*(-?\d+)\s*\]|size\s*\(\s*(-?\d+)\s*\))\s*\)?\s*$)");
+  std::map<std::string, std::optional<int64_t>> size_names;
+  for (size_t k = *def + 1; k < end; ++k) {
+    const std::string text = withoutComment(lines[k]);
+    std::smatch m;
+    if (std::regex_match(text, m, unpack_re)) {
+      std::string names = m[1];
+      std::istringstream parts(names);
+      std::string part;
+      int64_t pos = 0;
+      bool starred = false;
+      while (std::getline(parts, part, ',')) {
+        part = trimmed(part);
+        if (!part.empty() && part[0] == '*') {
+          starred = true;  // positions after a starred name are unknown
+          ++pos;
+          continue;
+        }
+        if (part != "_") size_names[part] = starred ? std::nullopt : std::optional<int64_t>(pos);
+        ++pos;
+      }
+    } else if (std::regex_match(text, m, single_re)) {
+      size_names[m[1]] = std::stoll(m[2].matched ? m[2].str() : m[3].str());
+    }
+  }
+
+  static const std::regex if_re(R"(^\s*(?:if|elif|while)\b(.*):\s*(?:\S.*)?$)");
+  static const std::regex for_re(R"(^\s*for\b.*\bin\s+range\s*\((.*)\)\s*:.*$)");
+  static const std::regex ternary_re(R"(\bif\b(.+?)\belse\b)");
+  for (size_t k = *def + 1; k < end; ++k) {
+    const std::string text = withoutComment(lines[k]);
+    std::smatch m;
+    std::string condition;
+    if (std::regex_match(text, m, if_re) || std::regex_match(text, m, for_re) ||
+        std::regex_search(text, m, ternary_re))
+      condition = m[1];
+    if (condition.empty()) continue;
+    SizeRead read = directSizeRead(condition);
+    if (!read.found) {
+      for (const auto& [name, axis] : size_names) {
+        if (std::regex_search(condition, std::regex("\\b" + name + "\\b"))) {
+          read.found = true;
+          read.axis = axis;
+          break;
+        }
+      }
+    }
+    if (!read.found) continue;
+    SizeBranch b;
+    b.line = static_cast<int>(k + 1);
+    b.code = trimmed(lines[k]);
+    b.axis = read.axis;
+    out.push_back(b);
+  }
+  return out;
+}
+
+std::vector<Diagnostic> findSizeBranches(const std::vector<PythonFrame>& frames, const std::vector<DynamicSize>& sizes,
+                                         const std::filesystem::path& model_dir) {
+  std::vector<Diagnostic> out;
+  if (sizes.empty()) return out;
+  std::map<std::string, std::optional<std::vector<std::string>>> files;  // resolved path -> lines
+  std::set<std::pair<std::string, int>> reported;
+  std::set<std::tuple<std::string, int, std::string>> seen_frames;
+  for (const PythonFrame& f : frames) {
+    if (!seen_frames.insert({f.file, f.line, f.function}).second) continue;
+    std::error_code ec;
+    std::filesystem::path path = f.file;
+    if (!std::filesystem::is_regular_file(path, ec)) path = model_dir / path.filename();
+    if (!std::filesystem::is_regular_file(path, ec)) continue;
+    auto& lines = files[path.string()];
+    if (!lines) {
+      std::ifstream in(path);
+      std::vector<std::string> text;
+      for (std::string l; std::getline(in, l);) text.push_back(l);
+      lines = std::move(text);
+    }
+    for (const SizeBranch& b : sizeBranchesInFunction(*lines, f.line, f.function)) {
+      const DynamicSize* dyn = nullptr;
+      for (const auto& d : sizes)
+        if (!b.axis || *b.axis < 0 || d.axis == *b.axis) {
+          dyn = &d;
+          break;
+        }
+      if (!dyn) continue;  // a branch on an axis that stays fixed
+      if (!reported.insert({path.string(), b.line}).second) continue;
+      const std::string where = b.axis && *b.axis >= 0 ? describe(*dyn) : "the dynamic axes' example sizes";
+      Diagnostic d = makeWarning(
+          "python-size-branch",
+          f.function + "() branches on a tensor size (`" + b.code + "`); torch.jit.trace ran it at " + where +
+              " and kept only what that size did, so the exported model does the same at every size",
+          "script this function (torch.jit.script, or @torch.jit.script_if_tracing) so the branch is exported as "
+          "an ONNX If, or remove its dependence on the size, then trace again. Verification cannot catch this: "
+          "its reference is the saved traced module, which kept the same branch");
+      d.location.file = f.file;
+      d.location.line = b.line;
+      d.module_path = f.module_path;
+      out.push_back(d);
     }
   }
   return out;

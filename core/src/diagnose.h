@@ -2,6 +2,8 @@
 // what should follow a dynamic axis.
 #pragma once
 
+#include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,5 +29,39 @@ std::vector<DynamicSize> dynamicSizes(const ts::Graph& g, const std::vector<std:
 // inputs. A note (code "dynamic-axis-size-one") when a dynamic axis was traced at size 1, where
 // tracing cannot tell it from a constant.
 std::vector<Diagnostic> findBakedSizes(const ts::Graph& g, const std::vector<DynamicSize>& sizes);
+
+// One frame of the Python call stack that torch.jit.trace recorded for a node: a user function
+// the trace ran through (frames of torch itself and of the code that called trace are dropped).
+struct PythonFrame {
+  std::string file;      // as recorded (the path Python used)
+  int line = 0;          // the line running in that frame
+  std::string function;  // the function's name
+  std::string module_path;  // module scope of the first node seen with this frame
+};
+
+// Parses a traced node's recorded stack ("path(line): function" per line, innermost first) into
+// its user frames.
+std::vector<PythonFrame> userFramesOfTraceStack(const std::string& stack);
+
+// A branch in Python source that reads a tensor size: `if x.shape[0] > 1:`, `while n < x.size(1)`,
+// `for i in range(x.shape[0])`, `a if x.size(0) == 1 else b`, or the same on a name assigned from a
+// size (`b, c = x.shape` ... `if b > c:`).
+struct SizeBranch {
+  int line = 0;                 // 1-based
+  std::string code;             // the line, trimmed
+  std::optional<int64_t> axis;  // the axis read, when the source says (shape[0], size(1), unpacking)
+};
+
+// The size branches in the body of the function `function` that contains line `line` of `lines`
+// (the source file's lines). Empty when no such function is found there.
+std::vector<SizeBranch> sizeBranchesInFunction(const std::vector<std::string>& lines, int line,
+                                               const std::string& function);
+
+// Warnings (code "python-size-branch") for size branches in the Python functions a traced model
+// ran through, when a dynamic axis is declared: tracing kept only the branch taken at the example
+// size. The source files are read from disk when they still exist (the path as recorded, or its
+// name next to the model); branches on an axis no dynamic axis uses are skipped.
+std::vector<Diagnostic> findSizeBranches(const std::vector<PythonFrame>& frames, const std::vector<DynamicSize>& sizes,
+                                         const std::filesystem::path& model_dir);
 
 }  // namespace oxport

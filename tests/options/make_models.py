@@ -222,6 +222,8 @@ def make_models(models_dir):
     net_train.train()
     eager["net_train"] = net_train
     torch.jit.trace(net_train, (x,), check_trace=False).save(os.path.join(models_dir, "net_train.pt"))
+    # Scripted (no control flow in forward itself) and saved in training mode: not a trace.
+    torch.jit.script(net_train).save(os.path.join(models_dir, "net_scripted_train.pt"))
     plain = Plain().eval()
     eager["plain"] = plain
     torch.jit.trace(plain, (x,)).save(os.path.join(models_dir, "plain.pt"))

@@ -48,6 +48,14 @@ class PythonBranch(torch.nn.Module):
         return x + 1
 
 
+class PythonBranchStaticAxis(torch.nn.Module):
+    """A branch on axis 1, which stays fixed: nothing to warn about when only axis 0 is dynamic."""
+    def forward(self, x):
+        if x.shape[1] > 2:
+            return x * 2
+        return x + 1
+
+
 class CleanView(torch.nn.Module):
     def forward(self, x):
         return x.view(x.size(0), -1)
@@ -91,6 +99,8 @@ def main():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         torch.jit.trace(PythonBranch().eval(), torch.randn(4, 3)).save(os.path.join(out, "python_branch.pt"))
+        torch.jit.trace(PythonBranchStaticAxis().eval(), torch.randn(4, 3)).save(
+            os.path.join(out, "python_branch_static_axis.pt"))
     for name, module, shape, in_axes, out_axes, trap in MODELS:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "oxport/model.h"
 #include "oxport/runtime.h"
@@ -75,6 +76,8 @@ TEST_P(TrapTest, WarnedAndConfirmedOrClean) {
     EXPECT_FALSE(report->passed) << "verification at other sizes should confirm the trap\n" << report->toText();
   } else {
     for (const auto& d : baked) ADD_FAILURE() << "unexpected warning: " << d.toString();
+    for (const auto& d : r->diagnostics)
+      if (d.code == "python-size-branch") ADD_FAILURE() << "unexpected warning: " << d.toString();
     EXPECT_TRUE(report->passed) << report->toText();
     EXPECT_GE(report->runs.size(), 2u) << "verification should run at other sizes of the dynamic axes";
   }
@@ -82,13 +85,12 @@ TEST_P(TrapTest, WarnedAndConfirmedOrClean) {
 
 // A size used in a Python branch (`if x.shape[0] > 1:` while tracing) leaves nothing in the saved
 // graph: torch.jit.trace records only the ops of the branch taken, and the aten::size it read is
-// dead code that tracing removes. There is nothing to warn about before writing, and verification
-// cannot see it either: its reference is the saved (traced) module, which has lost the other
-// branch too, so ONNX Runtime and libtorch agree at every size, size 1 included. Only the Python
-// source knows; docs/ROBUSTNESS.md says so. This test pins that evidence down.
-TEST(PythonBranch, LeavesNoTraceInTheSavedGraph) {
-  auto model = Model::load(fs::path(OXPORT_TRAPS_DIR) / "python_branch.pt");
-  ASSERT_TRUE(model.ok()) << model.error().message();
+// dead code that tracing removes. What the file keeps is the Python stack of every node
+// ("make_traps.py(52): forward"), so the exporter reads the function in the source file (still on
+// disk here) and warns at the branch. Verification cannot confirm it: its reference is the saved
+// traced module, which lost the other branch too, so ONNX Runtime and libtorch agree at every size,
+// size 1 included. This test pins both facts down.
+ExportOptions branchOptions() {
   ExportOptions o;
   TensorSpec spec;
   spec.shape = {4, 3};
@@ -97,6 +99,22 @@ TEST(PythonBranch, LeavesNoTraceInTheSavedGraph) {
   o.output_names = {"y"};
   o.dynamic_axes["x"].axes[0] = "batch";
   o.dynamic_axes["y"].axes[0] = "batch";
+  return o;
+}
+
+std::string lineOf(const SourceLocation& loc) {
+  std::ifstream in(loc.file);
+  std::string text;
+  for (int k = 0; k < loc.line && std::getline(in, text); ++k) {
+  }
+  return text;
+}
+
+TEST(PythonBranch, WarnedFromTheSourceButNotSeenByVerification) {
+  auto model = Model::load(fs::path(OXPORT_TRAPS_DIR) / "python_branch.pt");
+  ASSERT_TRUE(model.ok()) << model.error().message();
+  EXPECT_EQ(model->info().kind, ModelKind::TracedModule);
+  ExportOptions o = branchOptions();
   auto graph = model->inspect(o);
   ASSERT_TRUE(graph.ok()) << graph.error().message();
   std::vector<std::string> ops;
@@ -105,7 +123,16 @@ TEST(PythonBranch, LeavesNoTraceInTheSavedGraph) {
   fs::path file = fs::path(OXPORT_TRAPS_DIR) / "python_branch.onnx";
   auto r = model->exportOnnx(o, OutputTarget::toFile(file));
   ASSERT_TRUE(r.ok()) << r.error().message();
-  for (const auto& d : r->diagnostics) EXPECT_NE(d.code, "baked-dynamic-size") << d.toString();
+  std::vector<Diagnostic> branches;
+  for (const auto& d : r->diagnostics) {
+    EXPECT_NE(d.code, "baked-dynamic-size") << d.toString();
+    if (d.code == "python-size-branch") branches.push_back(d);
+  }
+  ASSERT_EQ(branches.size(), 1u);
+  EXPECT_NE(branches[0].location.file.find("make_traps.py"), std::string::npos) << branches[0].toString();
+  EXPECT_NE(lineOf(branches[0].location).find("if x.shape[0] > 1:"), std::string::npos) << branches[0].toString();
+  EXPECT_NE(branches[0].message.find("'batch'"), std::string::npos) << branches[0].toString();
+
   auto rt = makeDefaultRuntime();
   ASSERT_TRUE(rt.ok()) << rt.error().message();
   auto report = verifyExport(*model, o, file, **rt);  // traced size + 1 and 2x
@@ -117,6 +144,24 @@ TEST(PythonBranch, LeavesNoTraceInTheSavedGraph) {
   ASSERT_TRUE(one.ok()) << one.error().message();
   // Python would take the other branch at size 1 (x + 1); the traced reference does not.
   EXPECT_TRUE(one->passed) << one->toText();
+}
+
+TEST(PythonBranch, NoWarningWithoutDynamicAxesOrOnAFixedAxis) {
+  auto model = Model::load(fs::path(OXPORT_TRAPS_DIR) / "python_branch.pt");
+  ASSERT_TRUE(model.ok()) << model.error().message();
+  ExportOptions fixed = branchOptions();
+  fixed.dynamic_axes.clear();
+  std::ostringstream sink;
+  auto r = model->exportOnnx(fixed, OutputTarget::toStream(sink));
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  for (const auto& d : r->diagnostics) EXPECT_NE(d.code, "python-size-branch") << d.toString();
+
+  auto static_axis = Model::load(fs::path(OXPORT_TRAPS_DIR) / "python_branch_static_axis.pt");
+  ASSERT_TRUE(static_axis.ok()) << static_axis.error().message();
+  std::ostringstream sink2;
+  auto r2 = static_axis->exportOnnx(branchOptions(), OutputTarget::toStream(sink2));
+  ASSERT_TRUE(r2.ok()) << r2.error().message();
+  for (const auto& d : r2->diagnostics) EXPECT_NE(d.code, "python-size-branch") << d.toString();
 }
 
 std::string caseName(const ::testing::TestParamInfo<TrapCase>& info) { return info.param.name; }

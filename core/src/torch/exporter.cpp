@@ -347,7 +347,12 @@ Result<ExportResult> Model::exportOnnx(const ExportOptions& options, const Outpu
   {
     std::vector<std::string> names;
     for (const auto& vi : model.graph.inputs) names.push_back(vi.name);
-    for (auto& d : findBakedSizes(g, dynamicSizes(g, names, options))) result.diagnostics.push_back(d);
+    const std::vector<DynamicSize> sizes = dynamicSizes(g, names, options);
+    for (auto& d : findBakedSizes(g, sizes)) result.diagnostics.push_back(d);
+    // A traced model's Python branches on sizes left nothing in the graph; its source may tell.
+    if (!sizes.empty() && impl_->info.kind == ModelKind::TracedModule)
+      for (auto& d : findSizeBranches(tracedUserFrames(impl_->module), sizes, impl_->info.path.parent_path()))
+        result.diagnostics.push_back(d);
   }
 
   {

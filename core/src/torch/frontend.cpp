@@ -8,6 +8,7 @@
 
 #include <functional>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <unordered_map>
 #include <unordered_set>
@@ -1238,6 +1239,37 @@ Result<FrontendResult> runFrontend(const jit::Module& module, const ExampleArgs&
   } catch (const std::exception& e) {
     return Error("frontend-failed", std::string("preparing the TorchScript graph failed: ") + torchErrorMessage(e));
   }
+}
+
+std::vector<PythonFrame> tracedUserFrames(const jit::Module& module, bool* traced) {
+  std::vector<PythonFrame> out;
+  std::set<std::string> seen_stacks;
+  bool any_trace = false;
+  std::function<void(const jit::Block*, const std::string&)> visit = [&](const jit::Block* b, const std::string& path) {
+    for (const jit::Node* n : b->nodes()) {
+      for (const jit::Block* sub : n->blocks()) visit(sub, path);
+      const auto& sr = n->sourceRange();
+      auto orig = sr.findSourceRangeThatGenerated();
+      const auto& src = orig ? orig->source() : sr.source();
+      if (!src) continue;
+      std::string text = src->text_str().str();
+      if (text.find("torch/jit/_trace.py(") == std::string::npos) continue;
+      any_trace = true;
+      if (!seen_stacks.insert(text).second) continue;
+      for (PythonFrame& f : userFramesOfTraceStack(text)) {
+        f.module_path = path;
+        out.push_back(std::move(f));
+      }
+    }
+  };
+  for (const auto& m : module.named_modules()) {
+    for (const auto& method : m.value.get_methods()) {
+      const auto* gf = dynamic_cast<const jit::GraphFunction*>(&method.function());
+      if (gf) visit(gf->graph()->block(), m.name);
+    }
+  }
+  if (traced) *traced = any_trace;
+  return out;
 }
 
 }  // namespace oxport

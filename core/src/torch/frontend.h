@@ -9,6 +9,7 @@
 
 #include <torch/script.h>
 
+#include "diagnose.h"
 #include "ir/ts_ir.h"
 #include "oxport/graph_view.h"
 #include "oxport/options.h"
@@ -41,6 +42,12 @@ Result<FrontendResult> runFrontend(const torch::jit::Module& module, const Examp
 // source lines at once, but no shapes and nothing folded (the studio draws it while the example
 // run computes the real preview). Constants become node attributes, parameters initializer edges.
 GraphView savedGraphView(const torch::jit::Module& module);
+
+// The Python stack torch.jit.trace recorded for the nodes of every method of every submodule:
+// the user frames (file, line, function; see userFramesOfTraceStack), each with the module path
+// of the first node seen with it. `traced` is set when any node carries such a stack, which only
+// torch.jit.trace records (scripted code keeps its source text instead).
+std::vector<PythonFrame> tracedUserFrames(const torch::jit::Module& module, bool* traced = nullptr);
 
 // IValue <-> core types
 ts::Constant constantFromIValue(const c10::IValue& v, bool* ok);

@@ -1,6 +1,7 @@
 #include <torch/csrc/jit/serialization/import.h>
 #include <torch/version.h>
 
+#include <optional>
 #include <sstream>
 
 #include <filesystem>
@@ -48,6 +49,23 @@ const char* modelKindName(ModelKind k) {
 }
 
 const ModelInfo& Model::info() const { return impl_->info; }
+
+// torch.jit.trace records, for each node, the Python call stack that made it ("model.py(12):
+// forward" lines through torch/jit/_trace.py); scripted code keeps its own source text.
+static std::optional<ModelKind> kindFromSourceRecords(const torch::jit::Block* b) {
+  bool scripted = false;
+  for (const torch::jit::Node* n : b->nodes()) {
+    const auto& sr = n->sourceRange();
+    auto orig = sr.findSourceRangeThatGenerated();
+    const auto& src = orig ? orig->source() : sr.source();
+    if (!src) continue;
+    const std::string text = src->text_str().str();
+    if (text.find("torch/jit/_trace.py(") != std::string::npos) return ModelKind::TracedModule;
+    if (orig && !text.empty()) scripted = true;
+  }
+  if (scripted) return ModelKind::ScriptedModule;
+  return std::nullopt;
+}
 
 static bool hasControlFlow(const torch::jit::Block* b) {
   for (const auto* n : b->nodes()) {
@@ -115,7 +133,10 @@ Result<Model> Model::load(const std::filesystem::path& path, const ProgressFn& p
   auto graph = torch::jit::toGraphFunction(method->function()).graph();
   if (type_name.find("PlaceholderModule") != std::string::npos) info.kind = ModelKind::ScriptFunction;
   else if (hasControlFlow(graph->block())) info.kind = ModelKind::ScriptedModule;
+  else if (auto kind = kindFromSourceRecords(graph->block())) info.kind = *kind;
   else {
+    // No source records (stripped debug info): a module whose forward takes only tensors was
+    // most likely traced.
     bool all_tensors = true;
     for (size_t i = 1; i < schema.arguments().size(); ++i)
       all_tensors = all_tensors && schema.arguments()[i].type()->kind() == c10::TypeKind::TensorType;
