@@ -10,6 +10,7 @@
 #include <functional>
 #include <optional>
 #include <sstream>
+#include <stdexcept>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -55,6 +56,8 @@ c10::ScalarType scalarTypeFromDType(DType d) {
 }
 
 HostTensor hostTensorFromAt(const at::Tensor& t0) {
+  // A meta tensor (the example run's shapes-only values) has no data: it must never become one.
+  if (t0.is_meta()) throw std::logic_error("internal: a meta tensor of the example run was read as a value");
   at::Tensor t = t0.detach();
   if (t.is_quantized()) t = t.dequantize();
   if (!t.is_contiguous()) t = t.contiguous();
@@ -768,8 +771,17 @@ class Frontend {
       stack.emplace_back(at::empty(shape, in.options()));
       return true;
     }
-    // Normalizations: the output has the input's shape and dtype.
-    if (kind == "aten::batch_norm" || kind == "aten::instance_norm") {
+    // Normalizations (and the fused encoder layer of nn.TransformerEncoderLayer's fast path): the
+    // output has the input's shape and dtype.
+    if (kind == "aten::_transformer_encoder_layer_fwd") {
+      if (stack.size() < 18 || in.dim() != 3 || !stack[1].isInt() || !at::isFloatingType(in.scalar_type()))
+        return false;
+      if (stack[1].toInt() != in.size(2)) reject("embed_dim does not match the input");
+      const at::Tensor qkv = optTensor(3), proj = optTensor(5);
+      if (!qkv.defined() || qkv.dim() != 2 || qkv.size(1) != in.size(2) || qkv.size(0) != 3 * in.size(2))
+        reject("qkv weights of another shape");
+      if (!proj.defined() || proj.dim() != 2 || proj.size(0) != in.size(2)) reject("a projection of another shape");
+    } else if (kind == "aten::batch_norm" || kind == "aten::instance_norm") {
       if (stack.size() < 5 || in.dim() < 2 || !at::isFloatingType(in.scalar_type())) return false;
       for (size_t i = 1; i <= 4; ++i) perChannel(optTensor(i), in.size(1));
     } else if (kind == "aten::layer_norm") {
