@@ -93,9 +93,10 @@ void runModel(const ZooModel& m, const Model& model, int opset) {
   EXPECT_TRUE(report->passed) << report->toText();
 
   nlohmann::json row{{"model", m.name}, {"opset", opset}, {"export_ms", export_ms},
-                     {"onnx_nodes", r->stats.onnx_nodes}, {"passed", report->passed}};
+                     {"onnx_nodes", r->stats.onnx_nodes}, {"passed", report->passed},
+                     {"example_run", r->stats.example_run}};
   std::cout << "[zoo] " << m.name << " opset " << opset << ": export " << static_cast<int>(export_ms) << " ms, "
-            << r->stats.onnx_nodes << " nodes";
+            << r->stats.onnx_nodes << " nodes, example run " << r->stats.example_run;
   for (const auto& run : report->runs) {
     double rel = 0;
     for (const auto& o : run.outputs) {
