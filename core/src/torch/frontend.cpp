@@ -644,9 +644,62 @@ class Frontend {
   // of the op on `stack` (every tensor meta already). Returns false when it does not apply; any
   // argument the real op would reject throws MetaFallback so the real run reports it.
   static bool metaRule(const std::string& kind, jit::Stack& stack, size_t nout) {
-    if (nout != 1 || stack.empty() || !stack[0].isTensor()) return false;
+    if (stack.empty() || !stack[0].isTensor()) return false;
     const at::Tensor in = stack[0].toTensor();
     auto reject = [&](const std::string& why) -> bool { throw MetaFallback(kind + ": " + why); };
+    auto isFloatOf = [&](const c10::IValue& v, std::vector<int64_t> shape) {
+      if (!v.isTensor() || v.toTensor().scalar_type() != in.scalar_type() || v.toTensor().sizes().vec() != shape)
+        reject("an argument of another shape or dtype");
+    };
+    // A key padding mask [batch, length] or an attention mask [length, length]; anything else is
+    // left to the real run.
+    auto checkMask = [&](size_t i, int64_t b, int64_t l) {
+      if (i >= stack.size() || stack[i].isNone()) return;
+      if (!stack[i].isTensor()) reject("a mask that is not a tensor");
+      const at::Tensor m = stack[i].toTensor();
+      if (!m.defined()) return;
+      const std::vector<int64_t> ms = m.sizes().vec();
+      if (ms != std::vector<int64_t>{b, l} && ms != std::vector<int64_t>{l, l}) reject("a mask of another shape");
+    };
+    if (kind == "aten::_native_multi_head_attention") {
+      // (query, key, value, embed_dim, num_head, qkv_weight, qkv_bias, proj_weight, proj_bias,
+      //  mask, need_weights, average_attn_weights, mask_type) -> (output, weights or undefined)
+      if (nout != 2 || stack.size() < 12 || in.dim() != 3 || !at::isFloatingType(in.scalar_type()) ||
+          !stack[3].isInt() || !stack[4].isInt() || !stack[10].isBool() || !stack[11].isBool())
+        return false;
+      const int64_t e = stack[3].toInt(), h = stack[4].toInt();
+      for (size_t i : {1, 2}) isFloatOf(stack[i], in.sizes().vec());  // libtorch 1.13 needs equal shapes
+      if (in.size(2) != e || h < 1 || e % h != 0) reject("embed_dim or num_head does not match the query");
+      isFloatOf(stack[5], {3 * e, e});
+      isFloatOf(stack[6], {3 * e});
+      isFloatOf(stack[7], {e, e});
+      isFloatOf(stack[8], {e});
+      const bool need = stack[10].toBool(), average = stack[11].toBool();
+      const int64_t b = in.size(0), l = in.size(1);
+      checkMask(9, b, l);
+      at::Tensor out = at::empty(in.sizes(), in.options());
+      at::Tensor weights;  // undefined, as libtorch returns it without need_weights
+      if (need) weights = average ? at::empty({b, l, l}, in.options()) : at::empty({b, h, l, l}, in.options());
+      stack.clear();
+      stack.emplace_back(std::move(out));
+      stack.emplace_back(std::move(weights));
+      return true;
+    }
+    if (nout != 1) return false;
+    if (kind == "aten::adaptive_avg_pool2d") {  // its _adaptive_avg_pool2d has no Meta kernel
+      if (stack.size() != 2 || !stack[1].isIntList() || (in.dim() != 3 && in.dim() != 4) ||
+          !at::isFloatingType(in.scalar_type()))
+        return false;
+      const std::vector<int64_t> os = stack[1].toIntVector();
+      if (os.size() != 2 || os[0] < 0 || os[1] < 0) reject("a bad output_size");
+      for (int64_t d = in.dim() - 3; d < in.dim(); ++d)
+        if (d >= 0 && in.size(d) == 0) reject("an empty input");
+      std::vector<int64_t> shape(in.sizes().begin(), in.sizes().end() - 2);
+      shape.insert(shape.end(), os.begin(), os.end());
+      stack.clear();
+      stack.emplace_back(at::empty(shape, in.options()));
+      return true;
+    }
     auto optTensor = [&](size_t i) -> at::Tensor {
       return i < stack.size() && stack[i].isTensor() ? stack[i].toTensor() : at::Tensor();
     };
@@ -781,6 +834,7 @@ class Frontend {
       if (!qkv.defined() || qkv.dim() != 2 || qkv.size(1) != in.size(2) || qkv.size(0) != 3 * in.size(2))
         reject("qkv weights of another shape");
       if (!proj.defined() || proj.dim() != 2 || proj.size(0) != in.size(2)) reject("a projection of another shape");
+      checkMask(18, in.size(0), in.size(1));
     } else if (kind == "aten::batch_norm" || kind == "aten::instance_norm") {
       if (stack.size() < 5 || in.dim() < 2 || !at::isFloatingType(in.scalar_type())) return false;
       for (size_t i = 1; i <= 4; ++i) perChannel(optTensor(i), in.size(1));
@@ -803,7 +857,10 @@ class Frontend {
     } else {
       return false;
     }
-    for (size_t i = 1; i < stack.size(); ++i) sameDtype(stack[i].isTensor() ? stack[i].toTensor() : at::Tensor());
+    // Every tensor argument but the encoder layer's mask (bool or float) has the input's dtype.
+    const size_t last = kind == "aten::_transformer_encoder_layer_fwd" ? 18 : stack.size();
+    for (size_t i = 1; i < stack.size() && i < last; ++i)
+      sameDtype(stack[i].isTensor() ? stack[i].toTensor() : at::Tensor());
     at::Tensor y = at::empty(in.sizes(), in.options());
     stack.clear();
     stack.emplace_back(std::move(y));
