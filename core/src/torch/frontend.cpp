@@ -494,7 +494,7 @@ class Frontend {
   // constants, what is folded) stay real. Whatever needs a dynamic value's data (a condition or
   // trip count computed from a tensor, item(), an op without a Meta kernel in libtorch, an in-place
   // write into a real tensor) throws MetaFallback, and the whole run starts again on real tensors
-  // exactly as before (runReal below), from a clean state. OXPORT_META_RUN=0 skips the meta try.
+  // exactly as before (exampleRun), from a clean state. OXPORT_META_RUN=0 skips the meta try.
 
   struct MetaFallback : std::runtime_error {
     using std::runtime_error::runtime_error;
