@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <cstdlib>
 #include <fstream>
 
 #include "oxport/model.h"
@@ -254,6 +255,68 @@ TEST(ControlFlowErrors, DictLookupIsRefusedClearly) {
                         d.message.find("ONNX has no dicts") != std::string::npos && d.location.line > 0);
     EXPECT_TRUE(found) << graphModeName(mode) << ":\n" << r.error().message();
   }
+}
+
+// The example run takes dynamic values as meta tensors (shapes and dtypes, no compute) when
+// nothing needs their data; a condition computed from a tensor's values needs it, so that run
+// starts again on real tensors, and the file still takes both branches right.
+TEST(ExampleRun, MetaUnlessADecisionNeedsTheData) {
+  ASSERT_TRUE(makeDefaultRuntime().ok()) << "ONNX Runtime is not available";
+  auto exportCase = [](const std::string& name, const nlohmann::json& args, GraphMode mode,
+                       const fs::path& out) -> Result<ExportResult> {
+    auto model = Model::load(fs::path(OXPORT_CONTROL_DIR) / (name + ".pt"));
+    if (!model.ok()) return model.error();
+    ControlCase c;
+    c.dynamic = {{"x", {0}}};
+    c.mode = mode;
+    return model->exportOnnx(optionsFor(c, args), OutputTarget::toFile(out));
+  };
+  const nlohmann::json x34 = {{{"tensor", {{"shape", {3, 4}}, {"fill", "ones"}}}}};
+  fs::create_directories(fs::path(OXPORT_CONTROL_DIR) / "out");
+  // Sizes decide a loop's count and a reshape: the meta run is enough.
+  for (const char* name : {"loop_over_size", "sizes_list_arithmetic"}) {
+    for (GraphMode mode : {GraphMode::Script, GraphMode::Trace}) {
+      fs::path out = fs::path(OXPORT_CONTROL_DIR) / "out" / (std::string(name) + "_meta.onnx");
+      const nlohmann::json args = std::string(name) == "sizes_list_arithmetic"
+                                      ? nlohmann::json{{{"tensor", {{"shape", {2, 3, 4}}}}}}
+                                      : x34;
+      auto r = exportCase(name, args, mode, out);
+      ASSERT_TRUE(r.ok()) << name << ": " << r.error().message();
+      EXPECT_EQ(r->stats.example_run, "meta") << name << " " << graphModeName(mode);
+    }
+  }
+  // `if x.mean() > 0`: the condition needs x's values.
+  for (GraphMode mode : {GraphMode::Script, GraphMode::Trace}) {
+    fs::path out = fs::path(OXPORT_CONTROL_DIR) / "out" / (std::string("data_if_fallback_") + graphModeName(mode) + ".onnx");
+    auto r = exportCase("data_if", x34, mode, out);
+    ASSERT_TRUE(r.ok()) << r.error().message();
+    EXPECT_EQ(r->stats.example_run.rfind("real (fallback: ", 0), 0u) << r->stats.example_run;
+    EXPECT_NE(r->stats.example_run.find("meta"), std::string::npos) << r->stats.example_run;
+    size_t unrolled = 0;
+    for (const auto& d : r->diagnostics) unrolled += d.code == "control-flow-unrolled";
+    EXPECT_EQ(unrolled, mode == GraphMode::Trace ? 1u : 0u);  // the meta try left no warning behind
+    auto model = Model::load(fs::path(OXPORT_CONTROL_DIR) / "data_if.pt");
+    ASSERT_TRUE(model.ok());
+    for (const char* fill : {"ones", "zeros"}) {
+      if (mode == GraphMode::Trace && std::string(fill) == "zeros") continue;  // one path only
+      ControlCase c;
+      c.dynamic = {{"x", {0}}};
+      c.mode = mode;
+      VerifyOptions vo;
+      vo.extra_sizes = false;
+      auto report = verifyExport(*model, optionsFor(c, {{{"tensor", {{"shape", {3, 4}}, {"fill", fill}}}}}), out,
+                                 runtime(), vo);
+      ASSERT_TRUE(report.ok()) << report.error().message();
+      EXPECT_TRUE(report->passed) << graphModeName(mode) << " " << fill << "\n" << report->toText();
+    }
+  }
+  // The escape hatch.
+  ::setenv("OXPORT_META_RUN", "0", 1);
+  fs::path out = fs::path(OXPORT_CONTROL_DIR) / "out" / "loop_over_size_real.onnx";
+  auto r = exportCase("loop_over_size", x34, GraphMode::Script, out);
+  ::unsetenv("OXPORT_META_RUN");
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(r->stats.example_run, "real (OXPORT_META_RUN=0)");
 }
 
 // Control flow needs opset 11 (as torch.onnx): older opsets say so.

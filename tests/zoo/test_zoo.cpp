@@ -8,9 +8,11 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 
 #include "oxport/model.h"
 #include "oxport/preset.h"
@@ -86,6 +88,24 @@ void runModel(const ZooModel& m, const Model& model, int opset) {
   EXPECT_TRUE(r->stats.shape_inference_passed);
   for (const auto& d : r->diagnostics)
     EXPECT_NE(d.code, "fallback-op") << "op fell back to a custom node: " << d.toString();
+  // Every zoo model runs its example run on meta tensors, and the file is the one the real run
+  // makes, byte for byte (checked at the first opset: the real run is the slow part).
+  EXPECT_EQ(r->stats.example_run, "meta");
+  if (opset == m.opsets.front()) {
+    fs::path real_out = out;
+    real_out.replace_extension(".real.onnx");
+    ::setenv("OXPORT_META_RUN", "0", 1);
+    auto real = model.exportOnnx(options, OutputTarget::toFile(real_out));
+    ::unsetenv("OXPORT_META_RUN");
+    ASSERT_TRUE(real.ok()) << real.error().message();
+    EXPECT_EQ(real->stats.example_run, "real (OXPORT_META_RUN=0)");
+    auto bytes = [](const fs::path& p) {
+      std::ifstream f(p, std::ios::binary);
+      return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+    };
+    EXPECT_TRUE(bytes(out) == bytes(real_out)) << "the meta and the real example run gave different files";
+    fs::remove(real_out);
+  }
   VerifyOptions vo;
   vo.tolerance = m.tolerance;
   auto report = verifyExport(model, options, out, runtime(), vo);
@@ -93,9 +113,10 @@ void runModel(const ZooModel& m, const Model& model, int opset) {
   EXPECT_TRUE(report->passed) << report->toText();
 
   nlohmann::json row{{"model", m.name}, {"opset", opset}, {"export_ms", export_ms},
-                     {"onnx_nodes", r->stats.onnx_nodes}, {"passed", report->passed}};
+                     {"onnx_nodes", r->stats.onnx_nodes}, {"passed", report->passed},
+                     {"example_run", r->stats.example_run}};
   std::cout << "[zoo] " << m.name << " opset " << opset << ": export " << static_cast<int>(export_ms) << " ms, "
-            << r->stats.onnx_nodes << " nodes";
+            << r->stats.onnx_nodes << " nodes, example run " << r->stats.example_run;
   for (const auto& run : report->runs) {
     double rel = 0;
     for (const auto& o : run.outputs) {

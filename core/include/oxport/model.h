@@ -63,6 +63,10 @@ struct ExportStats {
   bool external_data = false;
   bool checker_passed = false;
   bool shape_inference_passed = false;
+  // How the example run went: "meta" (values that depend on the inputs ran as meta tensors, shapes
+  // and dtypes only), or "real (fallback: <why>)" / "real (OXPORT_META_RUN=0)" (the model ran once
+  // on the real example inputs).
+  std::string example_run;
 };
 
 struct ExportResult {

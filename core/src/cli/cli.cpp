@@ -354,6 +354,7 @@ json statsJson(const ExportStats& s) {
   j["external_data"] = s.external_data;
   j["checker_passed"] = s.checker_passed;
   j["shape_inference_passed"] = s.shape_inference_passed;
+  j["example_run"] = s.example_run;
   j["onnx_op_histogram"] = s.onnx_op_histogram;
   j["torch_op_histogram"] = s.torch_op_histogram;
   return j;

@@ -272,6 +272,7 @@ Result<ExportResult> Model::exportOnnx(const ExportOptions& options, const Outpu
   OXPORT_ASSIGN(ExampleArgs args, buildExampleArgs(impl_->module, options));
   OXPORT_ASSIGN(FrontendResult fr, runFrontend(impl_->module, args, options, progress, cancel));
   stats.phase_ms["passes+trace"] = msSince(t);
+  stats.example_run = fr.example_run;
   ts::Graph& g = *fr.graph;
   for (auto& w : fr.warnings) result.diagnostics.push_back(w);
   if (impl_->info.kind == ModelKind::TracedModule && impl_->info.training &&

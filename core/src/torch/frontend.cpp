@@ -6,10 +6,12 @@
 #include <torch/csrc/jit/passes/lower_tuples.h>
 #include <torch/csrc/jit/passes/remove_mutation.h>
 
+#include <cstdlib>
 #include <functional>
 #include <optional>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -55,6 +57,8 @@ c10::ScalarType scalarTypeFromDType(DType d) {
 }
 
 HostTensor hostTensorFromAt(const at::Tensor& t0) {
+  // A meta tensor (the example run's shapes-only values) has no data: it must never become one.
+  if (t0.is_meta()) throw std::logic_error("internal: a meta tensor of the example run was read as a value");
   at::Tensor t = t0.detach();
   if (t.is_quantized()) t = t.dequantize();
   if (!t.is_contiguous()) t = t.contiguous();
@@ -417,7 +421,7 @@ class Frontend {
     jit::EliminateDeadCode(graph_);
     if (cancel_.cancelled()) return Error("cancelled", "the export was cancelled");
     report(Phase::Trace, 0.0, "running the model on the example inputs");
-    OXPORT_TRY(exampleRun());
+    OXPORT_TRY(exampleRunMetaFirst());
     report(Phase::Trace, 1.0, "example run done");
     return lower();
   }
@@ -484,6 +488,386 @@ class Frontend {
     return node->output();
   }
 
+  // ---- the example run on meta tensors
+  //
+  // The values that depend on the example inputs ("dynamic") only need their shapes and dtypes,
+  // so the run first tries them as meta tensors (no data, no compute); static values (parameters,
+  // constants, what is folded) stay real. Whatever needs a dynamic value's data (a condition or
+  // trip count computed from a tensor, item(), an op without a Meta kernel in libtorch, an in-place
+  // write into a real tensor) throws MetaFallback, and the whole run starts again on real tensors
+  // exactly as before (exampleRun), from a clean state. OXPORT_META_RUN=0 skips the meta try.
+
+  struct MetaFallback : std::runtime_error {
+    using std::runtime_error::runtime_error;
+  };
+
+  static bool metaRunEnabled() {
+    const char* e = std::getenv("OXPORT_META_RUN");
+    return !(e && std::string(e) == "0");
+  }
+
+  static bool holdsMeta(const c10::IValue& v) {
+    if (v.isTensor()) return v.toTensor().defined() && v.toTensor().is_meta();
+    if (v.isList()) {
+      for (const auto& e : v.toListRef())
+        if (holdsMeta(e)) return true;
+    }
+    if (v.isTuple()) {
+      for (const auto& e : v.toTupleRef().elements())
+        if (holdsMeta(e)) return true;
+    }
+    return false;
+  }
+
+  static bool holdsRealTensor(const c10::IValue& v) {
+    if (v.isTensor()) return v.toTensor().defined() && !v.toTensor().is_meta();
+    if (v.isList()) {
+      for (const auto& e : v.toListRef())
+        if (holdsRealTensor(e)) return true;
+    }
+    if (v.isTuple()) {
+      for (const auto& e : v.toTupleRef().elements())
+        if (holdsRealTensor(e)) return true;
+    }
+    return false;
+  }
+
+  // The same value with every tensor as a meta tensor of the same sizes, strides and dtype (no
+  // data is copied; the original stays as it is).
+  static c10::IValue toMeta(const c10::IValue& v) {
+    if (v.isTensor()) {
+      const at::Tensor& t = v.toTensor();
+      if (!t.defined() || t.is_meta()) return v;
+      if (t.is_quantized() || t.is_sparse() || t.is_mkldnn())
+        throw MetaFallback("a " + std::string(t.is_quantized() ? "quantized" : "non-strided") + " tensor");
+      return at::empty_strided(t.sizes(), t.strides(), t.options().device(at::kMeta));
+    }
+    if (v.isList()) {
+      const auto& l = v.toList();
+      c10::impl::GenericList out(l.elementType());
+      for (const auto& e : v.toListRef()) out.push_back(toMeta(e));
+      return out;
+    }
+    if (v.isTuple()) {
+      std::vector<c10::IValue> items;
+      for (const auto& e : v.toTupleRef().elements()) items.push_back(toMeta(e));
+      return c10::ivalue::Tuple::create(std::move(items));
+    }
+    return v;
+  }
+
+  Status exampleRunMetaFirst() {
+    if (!metaRunEnabled()) {
+      example_run_ = "real (OXPORT_META_RUN=0)";
+      return exampleRun();
+    }
+    // Trace mode edits the graph while it runs (unrolling): keep a copy to start again from.
+    std::shared_ptr<jit::Graph> saved;
+    if (options_.graph_mode == GraphMode::Trace && hasControlFlow(graph_->block())) saved = graph_->copy();
+    const size_t warnings_before = warnings_.size();
+    std::string reason;
+    meta_mode_ = true;
+    try {
+      Status s = exampleRun();
+      if (s.ok()) {
+        meta_mode_ = false;
+        example_run_ = "meta";
+        return s;
+      }
+      if (cancel_.cancelled()) return s;
+      reason = s.error().diagnostics().empty() ? "error" : s.error().diagnostics().front().message;
+    } catch (const MetaFallback& e) {
+      reason = e.what();
+    } catch (const std::exception& e) {
+      reason = torchErrorMessage(e);
+    }
+    meta_mode_ = false;
+    if (cancel_.cancelled()) return Error("cancelled", "the export was cancelled");
+    // Back to the state before the run.
+    if (saved) graph_ = saved;
+    env_.clear();
+    static_.clear();
+    paths_.clear();
+    meta_.clear();
+    elem_meta_.clear();
+    scalar_example_.clear();
+    shadow_depth_ = 0;
+    executed_.clear();
+    warned_unrolled_.clear();
+    warnings_.resize(warnings_before);
+    if (auto nl = reason.find('\n'); nl != std::string::npos) reason.resize(nl);
+    if (reason.size() > 300) reason = reason.substr(0, 300) + "...";
+    example_run_ = "real (fallback: " + reason + ")";
+    return exampleRun();
+  }
+
+  // Runs the op of `n` on `stack`. With a meta input, every tensor argument becomes meta first.
+  void runOp(jit::Node* n, jit::Operation& op, jit::Stack& stack) {
+    if (!meta_mode_) {
+      op(stack);
+      return;
+    }
+    bool any_meta = false;
+    for (const auto& v : stack) any_meta = any_meta || holdsMeta(v);
+    if (!any_meta) {
+      op(stack);  // only real tensors (or none): runs as in the real run
+      return;
+    }
+    const std::string kind = n->kind().toQualString();
+    if (const c10::FunctionSchema* schema = n->maybeSchema()) {
+      const auto& sargs = schema->arguments();
+      for (size_t i = 0; i < sargs.size() && i < stack.size(); ++i) {
+        const auto* alias = sargs[i].alias_info();
+        if (alias && alias->isWrite() && holdsRealTensor(stack[i]))
+          throw MetaFallback(kind + " writes into a tensor that does not depend on the inputs");
+      }
+    }
+    // Running statistics updated in place although the schema does not say so.
+    if ((kind == "aten::batch_norm" || kind == "aten::instance_norm") && stack.size() > 5 && stack[5].isBool() &&
+        stack[5].toBool() && holdsRealTensor(stack[3]))
+      throw MetaFallback(kind + " updates its running statistics");
+    for (auto& v : stack) {
+      if (v.isDevice() && v.toDevice().is_cpu()) v = c10::IValue(c10::Device(at::kMeta));
+      else v = toMeta(v);
+    }
+    if (metaRule(kind, stack, n->outputs().size())) return;
+    try {
+      op(stack);
+    } catch (const std::exception& e) {
+      std::string msg = torchErrorMessage(e);
+      if (auto nl = msg.find('\n'); nl != std::string::npos) msg.resize(nl);
+      throw MetaFallback(kind + " on meta tensors: " + msg);
+    }
+  }
+
+  // Ops libtorch 1.13 has no Meta kernel for in C++ (Python's torch._meta_registrations are not
+  // there), the hot ones of CNNs: their result computed here from the arguments' shapes, in place
+  // of the op on `stack` (every tensor meta already). Returns false when it does not apply; any
+  // argument the real op would reject throws MetaFallback so the real run reports it.
+  static bool metaRule(const std::string& kind, jit::Stack& stack, size_t nout) {
+    if (stack.empty() || !stack[0].isTensor()) return false;
+    const at::Tensor in = stack[0].toTensor();
+    auto reject = [&](const std::string& why) -> bool { throw MetaFallback(kind + ": " + why); };
+    auto isFloatOf = [&](const c10::IValue& v, std::vector<int64_t> shape) {
+      if (!v.isTensor() || v.toTensor().scalar_type() != in.scalar_type() || v.toTensor().sizes().vec() != shape)
+        reject("an argument of another shape or dtype");
+    };
+    // A key padding mask [batch, length] or an attention mask [length, length]; anything else is
+    // left to the real run.
+    auto checkMask = [&](size_t i, int64_t b, int64_t l) {
+      if (i >= stack.size() || stack[i].isNone()) return;
+      if (!stack[i].isTensor()) reject("a mask that is not a tensor");
+      const at::Tensor m = stack[i].toTensor();
+      if (!m.defined()) return;
+      const std::vector<int64_t> ms = m.sizes().vec();
+      if (ms != std::vector<int64_t>{b, l} && ms != std::vector<int64_t>{l, l}) reject("a mask of another shape");
+    };
+    if (kind == "aten::_native_multi_head_attention") {
+      // (query, key, value, embed_dim, num_head, qkv_weight, qkv_bias, proj_weight, proj_bias,
+      //  mask, need_weights, average_attn_weights, mask_type) -> (output, weights or undefined)
+      if (nout != 2 || stack.size() < 12 || in.dim() != 3 || !at::isFloatingType(in.scalar_type()) ||
+          !stack[3].isInt() || !stack[4].isInt() || !stack[10].isBool() || !stack[11].isBool())
+        return false;
+      const int64_t e = stack[3].toInt(), h = stack[4].toInt();
+      for (size_t i : {1, 2}) isFloatOf(stack[i], in.sizes().vec());  // libtorch 1.13 needs equal shapes
+      if (in.size(2) != e || h < 1 || e % h != 0) reject("embed_dim or num_head does not match the query");
+      isFloatOf(stack[5], {3 * e, e});
+      isFloatOf(stack[6], {3 * e});
+      isFloatOf(stack[7], {e, e});
+      isFloatOf(stack[8], {e});
+      const bool need = stack[10].toBool(), average = stack[11].toBool();
+      const int64_t b = in.size(0), l = in.size(1);
+      checkMask(9, b, l);
+      at::Tensor out = at::empty(in.sizes(), in.options());
+      at::Tensor weights;  // undefined, as libtorch returns it without need_weights
+      if (need) weights = average ? at::empty({b, l, l}, in.options()) : at::empty({b, h, l, l}, in.options());
+      stack.clear();
+      stack.emplace_back(std::move(out));
+      stack.emplace_back(std::move(weights));
+      return true;
+    }
+    if (nout != 1) return false;
+    if (kind == "aten::adaptive_avg_pool2d") {  // its _adaptive_avg_pool2d has no Meta kernel
+      if (stack.size() != 2 || !stack[1].isIntList() || (in.dim() != 3 && in.dim() != 4) ||
+          !at::isFloatingType(in.scalar_type()))
+        return false;
+      const std::vector<int64_t> os = stack[1].toIntVector();
+      if (os.size() != 2 || os[0] < 0 || os[1] < 0) reject("a bad output_size");
+      for (int64_t d = in.dim() - 3; d < in.dim(); ++d)
+        if (d >= 0 && in.size(d) == 0) reject("an empty input");
+      std::vector<int64_t> shape(in.sizes().begin(), in.sizes().end() - 2);
+      shape.insert(shape.end(), os.begin(), os.end());
+      stack.clear();
+      stack.emplace_back(at::empty(shape, in.options()));
+      return true;
+    }
+    auto optTensor = [&](size_t i) -> at::Tensor {
+      return i < stack.size() && stack[i].isTensor() ? stack[i].toTensor() : at::Tensor();
+    };
+    auto sameDtype = [&](const at::Tensor& t) {
+      if (t.defined() && t.scalar_type() != in.scalar_type()) reject("mixed dtypes");
+    };
+    auto perChannel = [&](const at::Tensor& t, int64_t c) {
+      if (t.defined() && (t.dim() != 1 || t.size(0) != c)) reject("a per-channel argument of another size");
+    };
+    const bool is_conv = kind == "aten::_convolution" || kind == "aten::convolution" || kind == "aten::conv1d" ||
+                         kind == "aten::conv2d" || kind == "aten::conv3d";
+    if (is_conv) {
+      const bool general = kind == "aten::_convolution" || kind == "aten::convolution";
+      if (stack.size() < 7 || !stack[1].isTensor()) return false;
+      const at::Tensor w = stack[1].toTensor();
+      sameDtype(w);
+      sameDtype(optTensor(2));
+      if (!at::isFloatingType(in.scalar_type())) reject("a non-float input");
+      const int64_t k = w.dim() - 2;
+      if (k < 1 || k > 3) reject("a weight of rank " + std::to_string(w.dim()));
+      const bool batched = in.dim() == w.dim();
+      if (!batched && in.dim() != w.dim() - 1) reject("an input of rank " + std::to_string(in.dim()));
+      std::vector<int64_t> x = in.sizes().vec();
+      if (!batched) x.insert(x.begin(), 1);
+      auto expand = [&](const c10::IValue& v, const char* what) {
+        if (!v.isIntList()) reject(std::string("a non-list ") + what);
+        std::vector<int64_t> l = v.toIntVector();
+        if (l.size() == 1) l.assign(static_cast<size_t>(k), l[0]);
+        if (l.size() != static_cast<size_t>(k)) reject(std::string("a ") + what + " of another rank");
+        return l;
+      };
+      const bool transposed = general ? stack[6].toBool() : false;
+      const int64_t groups = general ? (stack.size() > 8 ? stack[8].toInt() : 1) : stack[6].toInt();
+      if (groups < 1) reject("groups < 1");
+      std::vector<int64_t> stride = expand(stack[3], "stride"), dilation = expand(stack[5], "dilation");
+      std::vector<int64_t> padding(static_cast<size_t>(k), 0);
+      bool same = false;
+      if (stack[4].isString()) {
+        if (stack[4].toStringRef() == "same") same = true;
+        else if (stack[4].toStringRef() != "valid") reject("padding '" + stack[4].toStringRef() + "'");
+      } else {
+        padding = expand(stack[4], "padding");
+      }
+      std::vector<int64_t> out_pad(static_cast<size_t>(k), 0);
+      if (transposed) out_pad = expand(stack[7], "output_padding");
+      for (int64_t i = 0; i < k; ++i)
+        if (stride[i] < 1 || dilation[i] < 1 || padding[i] < 0 || out_pad[i] < 0) reject("a bad stride/padding/dilation");
+      std::vector<int64_t> y{x[0]};
+      if (!transposed) {
+        if (x[1] != w.size(1) * groups || w.size(0) % groups != 0) reject("channels that do not match");
+        y.push_back(w.size(0));
+      } else {
+        if (x[1] != w.size(0) || w.size(0) % groups != 0) reject("channels that do not match");
+        y.push_back(w.size(1) * groups);
+      }
+      perChannel(optTensor(2), y[1]);
+      for (int64_t i = 0; i < k; ++i) {
+        const int64_t n = x[2 + i], kk = w.size(2 + i);
+        int64_t o;
+        if (same) {
+          for (auto s2 : stride)
+            if (s2 != 1) reject("padding 'same' with a stride");
+          o = n;
+        } else if (!transposed) {
+          const int64_t span = dilation[i] * (kk - 1) + 1;
+          if (n + 2 * padding[i] < span) reject("a kernel larger than the padded input");
+          o = (n + 2 * padding[i] - span) / stride[i] + 1;
+        } else {
+          o = (n - 1) * stride[i] - 2 * padding[i] + dilation[i] * (kk - 1) + out_pad[i] + 1;
+        }
+        if (o <= 0) reject("an empty output");
+        y.push_back(o);
+      }
+      if (!batched) y.erase(y.begin());
+      stack.clear();
+      stack.emplace_back(at::empty(y, in.options()));
+      return true;
+    }
+    // Elementwise ops with no Meta kernel: the input's shape and dtype.
+    static const std::unordered_set<std::string> unary = {
+        "aten::relu", "aten::relu_", "aten::relu6", "aten::relu6_", "aten::hardtanh", "aten::hardtanh_",
+        "aten::hardswish", "aten::hardswish_", "aten::abs", "aten::abs_"};
+    if (unary.count(kind)) {
+      if (in.scalar_type() == at::kBool || in.is_complex()) return false;
+      if (kind.rfind("aten::hard", 0) == 0 && !at::isFloatingType(in.scalar_type())) return false;
+      for (size_t i = 1; i < stack.size(); ++i)
+        if (!stack[i].isScalar() && !stack[i].isNone()) return false;  // only the Scalar bounds of hardtanh
+      at::Tensor y = at::empty(in.sizes(), in.options());
+      stack.clear();
+      stack.emplace_back(std::move(y));
+      return true;
+    }
+    if (kind == "aten::prelu") {
+      if (stack.size() != 2 || !stack[1].isTensor() || !at::isFloatingType(in.scalar_type())) return false;
+      const at::Tensor w = stack[1].toTensor();
+      sameDtype(w);
+      const int64_t c = in.dim() >= 2 ? in.size(1) : 1;
+      if (w.numel() != 1 && w.numel() != c) reject("a weight of another size");
+      at::Tensor y = at::empty(in.sizes(), in.options());
+      stack.clear();
+      stack.emplace_back(std::move(y));
+      return true;
+    }
+    if (kind == "aten::where") {  // where.self(Tensor condition, Tensor self, Tensor other)
+      if (stack.size() != 3 || !stack[1].isTensor() || !stack[2].isTensor()) return false;
+      const at::Tensor a = stack[1].toTensor(), b = stack[2].toTensor();
+      if (in.scalar_type() != at::kBool && in.scalar_type() != at::kByte) reject("a condition that is not bool");
+      if (a.scalar_type() != b.scalar_type()) reject("mixed dtypes");  // 1.13 requires the same dtype
+      std::vector<int64_t> shape = at::infer_size(at::infer_size(in.sizes(), a.sizes()), b.sizes());
+      stack.clear();
+      stack.emplace_back(at::empty(shape, a.options()));
+      return true;
+    }
+    if (kind == "aten::embedding") {  // embedding(Tensor weight, Tensor indices, ...)
+      if (stack.size() < 2 || !stack[1].isTensor()) return false;
+      const at::Tensor idx = stack[1].toTensor();
+      if (in.dim() != 2) reject("a weight that is not 2-D");
+      if (idx.scalar_type() != at::kLong && idx.scalar_type() != at::kInt) reject("indices that are not integers");
+      std::vector<int64_t> shape = idx.sizes().vec();
+      shape.push_back(in.size(1));
+      stack.clear();
+      stack.emplace_back(at::empty(shape, in.options()));
+      return true;
+    }
+    // Normalizations (and the fused encoder layer of nn.TransformerEncoderLayer's fast path): the
+    // output has the input's shape and dtype.
+    if (kind == "aten::_transformer_encoder_layer_fwd") {
+      if (stack.size() < 18 || in.dim() != 3 || !stack[1].isInt() || !at::isFloatingType(in.scalar_type()))
+        return false;
+      if (stack[1].toInt() != in.size(2)) reject("embed_dim does not match the input");
+      const at::Tensor qkv = optTensor(3), proj = optTensor(5);
+      if (!qkv.defined() || qkv.dim() != 2 || qkv.size(1) != in.size(2) || qkv.size(0) != 3 * in.size(2))
+        reject("qkv weights of another shape");
+      if (!proj.defined() || proj.dim() != 2 || proj.size(0) != in.size(2)) reject("a projection of another shape");
+      checkMask(18, in.size(0), in.size(1));
+    } else if (kind == "aten::batch_norm" || kind == "aten::instance_norm") {
+      if (stack.size() < 5 || in.dim() < 2 || !at::isFloatingType(in.scalar_type())) return false;
+      for (size_t i = 1; i <= 4; ++i) perChannel(optTensor(i), in.size(1));
+    } else if (kind == "aten::layer_norm") {
+      if (stack.size() < 3 || !stack[1].isIntList() || !at::isFloatingType(in.scalar_type())) return false;
+      const std::vector<int64_t> ns = stack[1].toIntVector();
+      if (ns.empty() || ns.size() > static_cast<size_t>(in.dim())) reject("normalized_shape of another rank");
+      for (size_t i = 0; i < ns.size(); ++i)
+        if (in.size(in.dim() - static_cast<int64_t>(ns.size()) + static_cast<int64_t>(i)) != ns[i])
+          reject("normalized_shape does not match the input");
+      for (size_t i = 2; i <= 3; ++i) {
+        at::Tensor t = optTensor(i);
+        if (t.defined() && t.sizes().vec() != ns) reject("a weight or bias of another shape");
+      }
+    } else if (kind == "aten::group_norm") {
+      if (stack.size() < 4 || in.dim() < 2 || !stack[1].isInt() || !at::isFloatingType(in.scalar_type())) return false;
+      const int64_t groups = stack[1].toInt();
+      if (groups < 1 || in.size(1) % groups != 0) reject("channels not divisible by the groups");
+      for (size_t i = 2; i <= 3; ++i) perChannel(optTensor(i), in.size(1));
+    } else {
+      return false;
+    }
+    // Every tensor argument but the encoder layer's mask (bool or float) has the input's dtype.
+    const size_t last = kind == "aten::_transformer_encoder_layer_fwd" ? 18 : stack.size();
+    for (size_t i = 1; i < stack.size() && i < last; ++i)
+      sameDtype(stack[i].isTensor() ? stack[i].toTensor() : at::Tensor());
+    at::Tensor y = at::empty(in.sizes(), in.options());
+    stack.clear();
+    stack.emplace_back(std::move(y));
+    return true;
+  }
+
   Status exampleRun() {
     jit::Graph& g = *graph_;
     // Last top-level use of each value, to free activations early.
@@ -505,7 +889,7 @@ class Frontend {
     static_.insert(g.inputs()[0]);
     paths_[g.inputs()[0]] = "";
     for (size_t i = 1; i < g.inputs().size(); ++i) {
-      env_[g.inputs()[i]] = example_inputs_[i - 1];
+      env_[g.inputs()[i]] = meta_mode_ ? toMeta(example_inputs_[i - 1]) : c10::IValue(example_inputs_[i - 1]);
       recordMeta(g.inputs()[i]);
     }
     if (options_.graph_mode == GraphMode::Trace && hasControlFlow(g.block())) {
@@ -573,8 +957,12 @@ class Frontend {
   void runForMetas(jit::Block* b) {
     ++shadow_depth_;
     Status s = runBlock(b);
-    (void)s;
     --shadow_depth_;
+    // On meta tensors a failure may not be one on real tensors (a missing Meta kernel): only the
+    // real run can tell which metas stay unknown.
+    if (meta_mode_ && !s.ok())
+      throw MetaFallback("the branch not taken failed: " +
+                         (s.error().diagnostics().empty() ? std::string("error") : s.error().diagnostics().front().message));
   }
 
   // prim::If: the taken branch runs. A static condition makes the If disappear at lowering (the
@@ -887,6 +1275,14 @@ class Frontend {
       env_[n->output()] = IValue();
       return okStatus();
     }
+    if (meta_mode_ && (n->kind() == prim::device || n->kind() == Symbol::fromQualString("prim::is_meta")) &&
+        n->inputs().size() == 1 && holdsMeta(env_.at(n->input()))) {
+      // What the real run would see: the example inputs live on the CPU. (A meta device must not
+      // be folded into the graph.)
+      if (n->kind() == prim::device) env_[n->output()] = IValue(c10::Device(at::kCPU));
+      else env_[n->output()] = IValue(false);
+      return okStatus();
+    }
     if (n->kind() == prim::RaiseException) {
       return nodeError(n, "raises", "the model raises an exception on these example inputs",
                        "check the shapes and values in args");
@@ -921,7 +1317,9 @@ class Frontend {
       stack[1] = at::zeros_like(on);
     }
     try {
-      (*op)(stack);
+      runOp(n, *op, stack);
+    } catch (const MetaFallback&) {
+      throw;
     } catch (const std::exception& e) {
       return nodeError(n, "forward-failed",
                        std::string("the model fails on the example inputs at ") + n->kind().toQualString() + ": " +
@@ -1105,6 +1503,7 @@ class Frontend {
     }
     res.graph = std::move(out_);
     res.warnings = std::move(warnings_);
+    res.example_run = example_run_;
     return res;
   }
 
@@ -1124,6 +1523,8 @@ class Frontend {
   std::unordered_map<jit::Value*, ts::Constant> scalar_example_;
 
   int shadow_depth_ = 0;  // > 0 while running a branch not taken, for its metadata
+  bool meta_mode_ = false;   // dynamic values are meta tensors (see exampleRunMetaFirst)
+  std::string example_run_;  // "meta", or "real (...)" and why
   std::unordered_set<jit::Node*> executed_;       // trace mode: nodes run (never destroyed)
   std::unordered_set<std::string> warned_unrolled_;  // trace mode: constructs already reported
   std::vector<Diagnostic> warnings_;
