@@ -457,6 +457,7 @@ void MainWindow::openModel(const QString& path_in, std::optional<Preset> form) {
         loaded_path_ = path;
         showLoadedPath();
         Preset state = form ? *form : defaultPresetFor(info_);
+        std::vector<Diagnostic> preset_problems;  // a preset beside the model that cannot be used
         if (!form) {
           // A preset saved next to the model (model.preset.json) describes how to export it.
           const QFileInfo fi(path);
@@ -470,7 +471,17 @@ void MainWindow::openModel(const QString& path_in, std::optional<Preset> form) {
                 log(tr("Using the preset next to the model: %1").arg(sibling));
               }
             } else {
+              // Said where it is seen (Diagnostics, status bar), not only in the log: the form
+              // then holds guesses, not what the user saved.
               log(tr("Ignoring %1: %2").arg(sibling, q(sp.error().message())));
+              for (Diagnostic d : sp.error().diagnostics()) {
+                d.severity = Severity::Warning;
+                d.message = "the preset next to the model was not used: " + d.message;
+                d.hint = (d.hint.empty() ? std::string() : d.hint + "; ") +
+                         "the form starts from the model's own guesses; fix the file, or fill the form and "
+                         "save the preset again";
+                preset_problems.push_back(std::move(d));
+              }
             }
           }
         }
@@ -494,10 +505,12 @@ void MainWindow::openModel(const QString& path_in, std::optional<Preset> form) {
                                         .arg(info_.parameter_count));
         export_->clearResult();
         export_->clearVerify();
-        diagnostics_->setDiagnostics({}, QString());
+        diagnostics_->setDiagnostics(preset_problems, preset_problems.empty() ? QString() : tr("Preset"));
         onnx_->clearGraph(tr("Export (Ctrl+E) to see the ONNX graph."));
         inspector_->showNothing();
-        status_->setText(tr("Opened %1").arg(path));
+        status_->setText(preset_problems.empty()
+                             ? tr("Opened %1").arg(path)
+                             : tr("Opened %1; the preset next to it could not be used (see Diagnostics)").arg(path));
         log(tr("Opened %1\n%2").arg(path, q(info_.schema)));
         saveSession();
         emit modelLoaded(true);

@@ -509,6 +509,34 @@ class StudioTest : public QObject {
     QVERIFY(!w->findChild<QLabel*>("arg.x.guess"));
   }
 
+  void aBrokenPresetBesideTheModelIsShownNotSilentlyIgnored() {
+    // A copy of the sample with a preset beside it that cannot be read: the form falls back to the
+    // guesses, and the Diagnostics list says why (not only the log).
+    const QString dir = tmp_.filePath("broken_preset");
+    QVERIFY(QDir().mkpath(dir));
+    const QString model = dir + "/net.pt";
+    QFile::remove(model);
+    QVERIFY(QFile::copy(kSample, model));
+    QFile preset(dir + "/net.preset.json");
+    QVERIFY(preset.open(QIODevice::WriteOnly | QIODevice::Truncate));
+    preset.write(R"({"args": [{"shape": [1, 3, 32, 32]}]})");
+    preset.close();
+    auto w = std::make_unique<MainWindow>();
+    w->resize(1500, 940);
+    w->show();
+    QSignalSpy loaded(w.get(), &MainWindow::modelLoaded);
+    w->openModel(model);
+    QVERIFY(loaded.wait(kJobTimeout));
+    QVERIFY2(loaded.first().first().toBool(), qPrintable(w->lastError()));
+    QCOMPARE(std::get<TensorSpec>(w->formState().options.args[0].v).shape, (std::vector<int64_t>{1, 3, 224, 224}));
+    const auto& ds = w->diagnosticsView()->diagnostics();
+    QCOMPARE(ds.size(), size_t(1));
+    QCOMPARE(QString::fromStdString(ds[0].code), QStringLiteral("preset.unknown-key"));
+    QCOMPARE(ds[0].severity, Severity::Warning);
+    QVERIFY2(QString::fromStdString(ds[0].message).contains("preset next to the model was not used"),
+             qPrintable(QString::fromStdString(ds[0].message)));
+  }
+
   void aDiagnosticJumpsToBothGraphsAndValuesAreTyped() {
     auto w = openSample();
     QVERIFY(w);
