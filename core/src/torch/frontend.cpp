@@ -375,21 +375,25 @@ ts::TensorMeta metaOf(const at::Tensor& t) {
   return m;
 }
 
-bool isTensorLike(const c10::IValue& v) { return v.isTensor(); }
-
-// Does the value's IValue contain a tensor (the folding rule treats those specially)?
-bool holdsTensor(const c10::IValue& v) {
-  if (v.isTensor()) return true;
-  if (v.isTensorList()) return true;
+// Is `pred` true of some tensor in the value (a tensor, or inside lists and tuples)?
+template <typename Pred>
+bool anyTensorIn(const c10::IValue& v, const Pred& pred) {
+  if (v.isTensor()) return pred(v.toTensor());
   if (v.isList()) {
     for (const auto& e : v.toListRef())
-      if (holdsTensor(e)) return true;
+      if (anyTensorIn(e, pred)) return true;
   }
   if (v.isTuple()) {
     for (const auto& e : v.toTupleRef().elements())
-      if (holdsTensor(e)) return true;
+      if (anyTensorIn(e, pred)) return true;
   }
   return false;
+}
+
+// Does the value's IValue contain a tensor (the folding rule treats those specially)? A tensor
+// list counts even when empty.
+bool holdsTensor(const c10::IValue& v) {
+  return v.isTensorList() || anyTensorIn(v, [](const at::Tensor&) { return true; });
 }
 
 // Ops whose result depends only on a tensor's metadata that does not vary with dynamic axes
@@ -507,29 +511,11 @@ class Frontend {
   }
 
   static bool holdsMeta(const c10::IValue& v) {
-    if (v.isTensor()) return v.toTensor().defined() && v.toTensor().is_meta();
-    if (v.isList()) {
-      for (const auto& e : v.toListRef())
-        if (holdsMeta(e)) return true;
-    }
-    if (v.isTuple()) {
-      for (const auto& e : v.toTupleRef().elements())
-        if (holdsMeta(e)) return true;
-    }
-    return false;
+    return anyTensorIn(v, [](const at::Tensor& t) { return t.defined() && t.is_meta(); });
   }
 
   static bool holdsRealTensor(const c10::IValue& v) {
-    if (v.isTensor()) return v.toTensor().defined() && !v.toTensor().is_meta();
-    if (v.isList()) {
-      for (const auto& e : v.toListRef())
-        if (holdsRealTensor(e)) return true;
-    }
-    if (v.isTuple()) {
-      for (const auto& e : v.toTupleRef().elements())
-        if (holdsRealTensor(e)) return true;
-    }
-    return false;
+    return anyTensorIn(v, [](const at::Tensor& t) { return t.defined() && !t.is_meta(); });
   }
 
   // The same value with every tensor as a meta tensor of the same sizes, strides and dtype (no
@@ -1642,6 +1628,16 @@ Result<FrontendResult> runFrontend(const jit::Module& module, const ExampleArgs&
   }
 }
 
+std::string recordedSource(const jit::Node* n, bool* original) {
+  const auto& sr = n->sourceRange();
+  auto orig = sr.findSourceRangeThatGenerated();
+  if (original) *original = orig.has_value();
+  const auto& src = orig ? orig->source() : sr.source();
+  return src ? src->text_str().str() : std::string();
+}
+
+bool isTraceStack(const std::string& text) { return text.find("torch/jit/_trace.py(") != std::string::npos; }
+
 std::vector<PythonFrame> tracedUserFrames(const jit::Module& module, bool* traced) {
   std::vector<PythonFrame> out;
   std::set<std::string> seen_stacks;
@@ -1649,12 +1645,8 @@ std::vector<PythonFrame> tracedUserFrames(const jit::Module& module, bool* trace
   std::function<void(const jit::Block*, const std::string&)> visit = [&](const jit::Block* b, const std::string& path) {
     for (const jit::Node* n : b->nodes()) {
       for (const jit::Block* sub : n->blocks()) visit(sub, path);
-      const auto& sr = n->sourceRange();
-      auto orig = sr.findSourceRangeThatGenerated();
-      const auto& src = orig ? orig->source() : sr.source();
-      if (!src) continue;
-      std::string text = src->text_str().str();
-      if (text.find("torch/jit/_trace.py(") == std::string::npos) continue;
+      std::string text = recordedSource(n);
+      if (!isTraceStack(text)) continue;
       any_trace = true;
       if (!seen_stacks.insert(text).second) continue;
       for (PythonFrame& f : userFramesOfTraceStack(text)) {

@@ -44,6 +44,12 @@ Result<FrontendResult> runFrontend(const torch::jit::Module& module, const Examp
 // run computes the real preview). Constants become node attributes, parameters initializer edges.
 GraphView savedGraphView(const torch::jit::Module& module);
 
+// The source text recorded for a node: for a traced node the Python call stack that made it
+// ("model.py(12): forward" lines down to torch/jit/_trace.py), for scripted code its Python
+// source. `original` says whether it came from the model's own source (not the serialized code).
+std::string recordedSource(const torch::jit::Node* n, bool* original = nullptr);
+bool isTraceStack(const std::string& text);
+
 // The Python stack torch.jit.trace recorded for the nodes of every method of every submodule:
 // the user frames (file, line, function; see userFramesOfTraceStack), each with the module path
 // of the first node seen with it. `traced` is set when any node carries such a stack, which only

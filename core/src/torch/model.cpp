@@ -55,13 +55,10 @@ const ModelInfo& Model::info() const { return impl_->info; }
 static std::optional<ModelKind> kindFromSourceRecords(const torch::jit::Block* b) {
   bool scripted = false;
   for (const torch::jit::Node* n : b->nodes()) {
-    const auto& sr = n->sourceRange();
-    auto orig = sr.findSourceRangeThatGenerated();
-    const auto& src = orig ? orig->source() : sr.source();
-    if (!src) continue;
-    const std::string text = src->text_str().str();
-    if (text.find("torch/jit/_trace.py(") != std::string::npos) return ModelKind::TracedModule;
-    if (orig && !text.empty()) scripted = true;
+    bool original = false;
+    const std::string text = recordedSource(n, &original);
+    if (isTraceStack(text)) return ModelKind::TracedModule;
+    if (original && !text.empty()) scripted = true;
   }
   if (scripted) return ModelKind::ScriptedModule;
   return std::nullopt;
