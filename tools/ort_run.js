@@ -152,11 +152,14 @@ function writeFileAtomic(file, bytes) {
   fs.renameSync(tmp, file);
 }
 
+// OXPORT_ORT_PACKAGE names another installed package to load instead (package.json installs
+// the newest release beside the pinned one as onnxruntime-node-next, for the tests).
 function loadOrt() {
+  const pkg = process.env.OXPORT_ORT_PACKAGE || 'onnxruntime-node';
   try {
-    return require('onnxruntime-node');
+    return require(pkg);
   } catch (e) {
-    throw new Error(`cannot load onnxruntime-node (${e.message.split('\n')[0]}); ` +
+    throw new Error(`cannot load ${pkg} (${e.message.split('\n')[0]}); ` +
       'run tools/setup.sh (npm ci --ignore-scripts) in the oxport source tree');
   }
 }

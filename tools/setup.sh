@@ -6,7 +6,8 @@
 #      the libFuzzer targets)
 #   2. Node.js and npm, unless `node` and `npm` already work (they may come from elsewhere)
 #   3. onnxruntime-node, pinned in package-lock.json: `npm ci --ignore-scripts` (its linux x64
-#      CPU binaries ship in the package; the skipped postinstall would only download CUDA ones)
+#      CPU binaries ship in the package; the skipped postinstall would only download CUDA ones),
+#      and the newest release beside it as onnxruntime-node-next (the tests run files in both)
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -56,7 +57,8 @@ ort_ready() {
     const want = require("./package.json").dependencies["onnxruntime-node"];
     const have = require("./node_modules/onnxruntime-node/package.json").version;
     if (have !== want) process.exit(1);
-    require("onnxruntime-node");' >/dev/null 2>&1
+    require("onnxruntime-node");' >/dev/null 2>&1 &&
+    node -e 'require("onnxruntime-node-next");' >/dev/null 2>&1  # its own process: one ORT per process
 }
 if ort_ready; then
   say "node_modules up to date (onnxruntime-node $(node -p 'require("./node_modules/onnxruntime-node/package.json").version'))"

@@ -12,6 +12,7 @@
 //             else <source tree>/tools/ort_run.js
 //   onnxruntime-node - as Node resolves it for the runner: node_modules in the runner's folder or
 //             any parent, then $NODE_PATH, ~/.node_modules, ~/.node_libraries
+//             ($OXPORT_ORT_PACKAGE names another package there, e.g. onnxruntime-node-next)
 //
 // compareTensors' rule (the project's acceptance rule, "max abs error at most tolerance times the
 // output's largest magnitude"):
@@ -121,8 +122,10 @@ std::optional<fs::path> findOrtPackage(const fs::path& runner, std::vector<fs::p
     roots.push_back(fs::path(home) / ".node_modules");
     roots.push_back(fs::path(home) / ".node_libraries");
   }
+  // OXPORT_ORT_PACKAGE: another installed package to use (ort_run.js reads it too).
+  const std::string name = envOr("OXPORT_ORT_PACKAGE").empty() ? "onnxruntime-node" : envOr("OXPORT_ORT_PACKAGE");
   for (const auto& r : roots) {
-    const fs::path pkg = r / "onnxruntime-node";
+    const fs::path pkg = r / name;
     looked.push_back(pkg);
     if (fs::is_regular_file(pkg / "package.json", ec)) return pkg;
   }
