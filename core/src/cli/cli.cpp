@@ -14,6 +14,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <optional>
 #include <sstream>
 
@@ -56,8 +57,8 @@ Every option mirrors a key of the preset file (docs/PRESET.md); a flag overrides
   --kwarg NAME=SPEC              a named argument of forward()
   --input-names a,b              names of the graph inputs, in order
   --output-names y,z             names of the graph outputs, in order
-  --dynamic-axes SPEC            NAME:AXIS[=LABEL][,AXIS[=LABEL]...]; repeat per tensor,
-                                 e.g. --dynamic-axes x:0=batch --dynamic-axes y:0
+  --dynamic-axes SPEC            NAME:AXIS[=LABEL][,AXIS[=LABEL]...]; repeatable (a tensor's
+                                 axes add up), e.g. --dynamic-axes x:0=batch,2=h --dynamic-axes y:0
   --opset N                      opset_version, 9 to 17 (default 11)
   --training MODE                EVAL (default), PRESERVE or TRAINING
   --operator-export-type T       ONNX, ONNX_FALLTHROUGH (default), ONNX_ATEN, ONNX_ATEN_FALLBACK
@@ -153,6 +154,7 @@ Result<ParsedArgs> parseArgs(const std::vector<std::string>& args) {
   p.command = args[0];
   std::vector<ArgValue> cli_args;
   bool have_cli_args = false;
+  std::shared_ptr<std::map<std::string, DynamicAxisSpec>> flag_axes;  // --dynamic-axes, merged per name
   for (size_t i = 1; i < args.size(); ++i) {
     const std::string& a = args[i];
     auto value = [&](const std::string& flag) -> Result<std::string> {
@@ -214,8 +216,17 @@ Result<ParsedArgs> parseArgs(const std::vector<std::string>& args) {
       if (colon == std::string::npos || colon == 0)
         return Error("usage", "--dynamic-axes takes NAME:AXIS[=LABEL],..., not '" + v + "'");
       std::string name = v.substr(0, colon);
-      DynamicAxisSpec spec;
-      spec.list_form = true;
+      // Repeating the flag for one tensor adds axes (`x:0=batch` then `x:2=height`).
+      if (!flag_axes) {
+        flag_axes = std::make_shared<std::map<std::string, DynamicAxisSpec>>();
+        p.overrides.push_back([axes = flag_axes](ExportOptions& o) {
+          for (const auto& [n, spec] : *axes) o.dynamic_axes[n] = spec;
+          return okStatus();
+        });
+      }
+      const bool seen = flag_axes->count(name) != 0;
+      DynamicAxisSpec& spec = (*flag_axes)[name];
+      if (!seen) spec.list_form = true;
       for (const auto& part : splitList(v.substr(colon + 1))) {
         auto eq = part.find('=');
         std::string ax = eq == std::string::npos ? part : part.substr(0, eq);
@@ -223,13 +234,12 @@ Result<ParsedArgs> parseArgs(const std::vector<std::string>& args) {
         long long axis = std::strtoll(ax.c_str(), &end, 10);
         if (ax.empty() || !end || *end) return Error("usage", "--dynamic-axes: '" + ax + "' is not an axis number");
         std::string label = eq == std::string::npos ? "" : part.substr(eq + 1);
+        if (auto it = spec.axes.find(axis); it != spec.axes.end() && it->second != label)
+          return Error("usage", "--dynamic-axes names axis " + ax + " of '" + name + "' twice ('" + it->second +
+                                    "' and '" + label + "')");
         if (!label.empty()) spec.list_form = false;
         spec.axes[axis] = label;
       }
-      p.overrides.push_back([name, spec](ExportOptions& o) {
-        o.dynamic_axes[name] = spec;
-        return okStatus();
-      });
       continue;
     }
     if (flag == "--opset" || flag == "--opset-version") {
