@@ -106,8 +106,9 @@ InputsPanel::InputsPanel(QWidget* parent) : QWidget(parent) {
   setState(Preset{}, nullptr);
 }
 
-void InputsPanel::setState(const Preset& p, const ModelInfo* info) {
+void InputsPanel::setState(const Preset& p, const ModelInfo* info, bool from_guesses) {
   state_ = p;
+  from_guesses_ = from_guesses;
   if (info)
     info_ = *info;
   else
@@ -455,7 +456,7 @@ QWidget* InputsPanel::buildTensorEditor(int row, int element, const QString& key
   if (t.shape.empty()) grid->addWidget(new QLabel(tr("scalar (0-d)")), 0, 0);
   form->addRow(tr("Shape"), shapeBox);
   // A shape the model's graph suggested (no preset gave one): say so, and what it rests on.
-  if (info_ && element < 0) {
+  if (info_ && from_guesses_ && element < 0) {
     auto it = info_->input_guesses.find(rows_[row].name);
     if (it != info_->input_guesses.end() && it->second.shape == t.shape && it->second.dtype == t.dtype) {
       auto* guess = new QLabel(tr("<i>Guessed from the model; check it.</i>"));

@@ -25,8 +25,11 @@ class InputsPanel : public QWidget {
  public:
   explicit InputsPanel(QWidget* parent = nullptr);
 
-  // Shows a state; rebuilds the widgets. `info` may be null (no model loaded).
-  void setState(const Preset& p, const ModelInfo* info);
+  // Shows a state; rebuilds the widgets. `info` may be null (no model loaded). With
+  // `from_guesses` the state's tensor shapes came from the model's guesses (no preset gave them):
+  // a shape still equal to its guess is labelled as guessed. A preset's shapes never are, even
+  // when they equal the guess.
+  void setState(const Preset& p, const ModelInfo* info, bool from_guesses = false);
 
  signals:
   // A new form state after an edit made in this panel; `field` identifies the edited box for
@@ -55,6 +58,7 @@ class InputsPanel : public QWidget {
 
   Preset state_;
   std::optional<ModelInfo> info_;
+  bool from_guesses_ = false;
   std::vector<ArgRow> rows_;
   bool rebuild_pending_ = false;
 

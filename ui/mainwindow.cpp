@@ -337,7 +337,7 @@ GraphPreview* MainWindow::activePreview() const {
 
 void MainWindow::applyFormState(const Preset& p) {
   preset_ = p;
-  inputs_->setState(preset_, modelInfo());
+  inputs_->setState(preset_, modelInfo(), form_from_guesses_);
   options_->setState(preset_);
   stateChanged();
 }
@@ -457,6 +457,7 @@ void MainWindow::openModel(const QString& path_in, std::optional<Preset> form) {
         loaded_path_ = path;
         showLoadedPath();
         Preset state = form ? *form : defaultPresetFor(info_);
+        bool from_guesses = !form;  // until a preset beside the model gives the form
         std::vector<Diagnostic> preset_problems;  // a preset beside the model that cannot be used
         if (!form) {
           // A preset saved next to the model (model.preset.json) describes how to export it.
@@ -468,6 +469,7 @@ void MainWindow::openModel(const QString& path_in, std::optional<Preset> form) {
               Preset p = withAbsolutePaths(sp.value(), fi.absolutePath().toStdString());
               if (!p.model || QFileInfo(q(*p.model)).absoluteFilePath() == path) {
                 state = p;
+                from_guesses = false;
                 log(tr("Using the preset next to the model: %1").arg(sibling));
               }
             } else {
@@ -497,6 +499,7 @@ void MainWindow::openModel(const QString& path_in, std::optional<Preset> form) {
         last_export_file_.clear();
         last_export_options_.reset();
         undo_->clear();
+        form_from_guesses_ = from_guesses;
         applyFormState(state);
         undo_->setClean();
         addRecent(path);
@@ -538,6 +541,7 @@ bool MainWindow::openPreset(const QString& file_in) {
   }
   if (model.isEmpty()) p.model = preset_.model;
   Preset before = preset_;
+  form_from_guesses_ = false;  // the shapes are the preset's now
   applyFormState(p);
   undo_->push(new FormEditCommand(this, std::move(before), QString(), tr("Load preset %1").arg(QFileInfo(file).fileName()), true));
   if (model_ && !runner_->busy()) refreshPreview();  // the example inputs may have changed

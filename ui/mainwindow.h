@@ -122,6 +122,7 @@ class MainWindow : public QMainWindow, public FormHost {
   bool preview_exact_ = false;  // the TorchScript preview is past the example run (not the saved graph)
   ModelInfo info_;
   Preset preset_;
+  bool form_from_guesses_ = false;  // the form's shapes are the model's guesses (no preset gave them)
   std::vector<Diagnostic> problems_;
   QString last_error_;
   QString preset_file_;

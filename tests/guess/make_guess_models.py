@@ -76,6 +76,17 @@ class Elementwise(torch.nn.Module):  # nothing in the graph shows the input's sh
         return torch.sigmoid(x) * 2 + x.view(x.size(0), -1).sum()
 
 
+class Segmenter(torch.nn.Module):  # a strided conv stem, then bilinear resizing back to the input's size
+    def __init__(self):
+        super().__init__()
+        self.stem = torch.nn.Conv2d(3, 8, 3, stride=2, padding=1)
+        self.head = torch.nn.Conv2d(8, 4, 1)
+
+    def forward(self, x):
+        y = self.head(torch.relu(self.stem(x)))
+        return torch.nn.functional.interpolate(y, size=x.shape[2:], mode="bilinear", align_corners=False)
+
+
 MODELS = [
     ("resnet18", lambda: torchvision.models.resnet18(), lambda: torch.randn(2, 3, 64, 80)),
     ("lstm", Lstm, lambda: torch.randn(2, 7, 10)),
@@ -85,6 +96,7 @@ MODELS = [
     ("mlp_view", Mlp, lambda: torch.randn(2, 1, 28, 28)),
     ("grouped_conv", Grouped, lambda: torch.randn(2, 6, 9, 9)),
     ("elementwise", Elementwise, lambda: torch.randn(2, 5)),
+    ("segmenter", Segmenter, lambda: torch.randn(2, 3, 40, 48)),
 ]
 
 

@@ -509,6 +509,66 @@ class StudioTest : public QObject {
     QVERIFY(!w->findChild<QLabel*>("arg.x.guess"));
   }
 
+  void aPresetGivingTheGuessedShapeIsNotCalledAGuess() {
+    // The preset beside the model gives exactly the shape the graph suggests (1x3x224x224): the
+    // shape is the preset's, so the form must not call it a guess.
+    const QString dir = tmp_.filePath("preset_equals_guess");
+    QVERIFY(QDir().mkpath(dir));
+    const QString model = dir + "/net.pt";
+    QFile::remove(model);
+    QVERIFY(QFile::copy(kSample, model));
+    QFile preset(dir + "/net.preset.json");
+    QVERIFY(preset.open(QIODevice::WriteOnly | QIODevice::Truncate));
+    preset.write(R"({"args": [{"tensor": {"shape": [1, 3, 224, 224]}}]})");
+    preset.close();
+    auto w = std::make_unique<MainWindow>();
+    w->show();
+    QSignalSpy loaded(w.get(), &MainWindow::modelLoaded);
+    w->openModel(model);
+    QVERIFY(loaded.wait(kJobTimeout));
+    QVERIFY2(loaded.first().first().toBool(), qPrintable(w->lastError()));
+    QCOMPARE(w->modelInfo()->input_guesses.at("x").shape, (std::vector<int64_t>{1, 3, 224, 224}));
+    QCOMPARE(std::get<TensorSpec>(w->formState().options.args[0].v).shape, (std::vector<int64_t>{1, 3, 224, 224}));
+    QVERIFY(!w->findChild<QLabel*>("arg.x.guess"));
+    // The same model without a preset: the same shape is a guess.
+    QVERIFY(QFile::remove(dir + "/net.preset.json"));
+    QSignalSpy reloaded(w.get(), &MainWindow::modelLoaded);
+    w->openModel(model);
+    QVERIFY(reloaded.wait(kJobTimeout));
+    QVERIFY(find<QLabel>(w.get(), "arg.x.guess"));
+  }
+
+  void aModelWithAResizeExportsAndVerifiesWithTheDefaultForm() {
+    // A conv stem and a bilinear resize back to the input's size, opened without a preset: the
+    // default form as it starts (the seed's defaults: ONNX_FALLTHROUGH, initializers kept as
+    // inputs, opset 11) exports a file that verifies in the pinned ONNX Runtime and the newest.
+    auto runtime = makeDefaultRuntime();
+    if (!runtime.ok()) QSKIP(qPrintable("ONNX Runtime is not installed here: " + QString::fromStdString(runtime.error().message())));
+    const QString model = QStringLiteral(OXPORT_GUESS_DIR "/segmenter.pt");
+    QVERIFY2(QFile::exists(model), qPrintable(model + " is missing: build oxport_guess_fixtures"));
+    auto w = std::make_unique<MainWindow>();
+    w->resize(1500, 940);
+    w->show();
+    QSignalSpy loaded(w.get(), &MainWindow::modelLoaded);
+    w->openModel(model);
+    QVERIFY(loaded.wait(kJobTimeout));
+    QVERIFY2(loaded.first().first().toBool(), qPrintable(w->lastError()));
+    QVERIFY(!w->formState().options.keep_initializers_as_inputs.has_value());
+    QCOMPARE(w->formState().options.operator_export_type, OperatorExportType::OnnxFallthrough);
+    for (const char* pkg : {"", "onnxruntime-node-next"}) {
+      if (*pkg) qputenv("OXPORT_ORT_PACKAGE", pkg);
+      typeOutput(w.get(), tmp_.filePath(QStringLiteral("segmenter%1.onnx").arg(*pkg ? "_next" : "")));
+      QVERIFY(exportAndWait(w.get()));
+      QSignalSpy verified(w.get(), &MainWindow::verifyFinished);
+      QTest::mouseClick(w->exportPanel()->verifyButton(), Qt::LeftButton);
+      QVERIFY(verified.wait(kJobTimeout));
+      const bool ok = verified.first().first().toBool();
+      qunsetenv("OXPORT_ORT_PACKAGE");
+      QVERIFY2(ok, qPrintable(QStringLiteral("verification failed in %1: %2").arg(*pkg ? pkg : "the pinned runtime", w->lastError())));
+      QVERIFY(w->exportPanel()->verifyTable()->topLevelItemCount() >= 1);
+    }
+  }
+
   void aBrokenPresetBesideTheModelIsShownNotSilentlyIgnored() {
     // A copy of the sample with a preset beside it that cannot be read: the form falls back to the
     // guesses, and the Diagnostics list says why (not only the log).
