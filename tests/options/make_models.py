@@ -104,6 +104,27 @@ class Twin(torch.nn.Module):
         return self.a(x) + self.b(x * 2)
 
 
+class Shapes(torch.nn.Module):
+    """Operands the export computes: Resize scales and sizes, Pad amounts, Reshape, Expand and
+    Tile sizes, Slice bounds, next to weights (a conv whose batch norm folds into it)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 3, padding=1)
+        self.bn = torch.nn.BatchNorm2d(4)
+
+    def forward(self, x):
+        y = torch.relu(self.bn(self.conv(x)))
+        up = F.interpolate(y, scale_factor=2.0, mode="nearest")
+        bi = F.interpolate(y, size=(x.shape[2] * 2, x.shape[3] * 2), mode="bilinear", align_corners=False)
+        z = F.pad(up + bi, (1, 1, 2, 0))
+        z = z[:, :, 1:-1, 1:-1]
+        b = z.shape[0]
+        f = z.reshape(b, 4, -1).mean(2)
+        t = f.unsqueeze(2).expand(b, 4, 3).repeat(1, 2, 1)
+        return z, t
+
+
 class ArgsNet(torch.nn.Module):
     """Every kind of argument: tensor, int, bool, str, float, Optional[Tensor], List[Tensor],
     Tuple[Tensor, Tensor], List[int], and keyword arguments with defaults; returns a tuple holding
@@ -154,24 +175,36 @@ def case(name, model, args, options, compare, kwargs=None, tuples=()):
 
 
 COMMON = ["opsets", "ir_version", "producer", "input_count", "output_count", "ops"]
-case("default", "net", NET_ARGS, {}, COMMON + ["input_dims", "output_dims", "initializer_count", "init_inputs"])
+# The same graph inputs (the user's tensors, then the weights), the same initializers, and each
+# operand of the same kind (weight, Constant node, computed): what the export computes is never
+# an input a runtime lets the caller override. "runs": the file loads and matches libtorch in
+# the pinned ONNX Runtime and in the newest.
+WEIGHTS = ["input_count", "init_inputs", "initializer_count", "param_names", "operand_kinds"]
+case("default", "net", NET_ARGS, {}, COMMON + ["input_dims", "output_dims"] + WEIGHTS + ["runs"])
 for t in ["ONNX", "ONNX_FALLTHROUGH", "ONNX_ATEN_FALLBACK"]:
     for k in [None, True, False]:
         case(f"keep_{t}_{k}".lower(), "net", NET_ARGS, {"operator_export_type": t, "keep_initializers_as_inputs": k},
-             ["input_count", "init_inputs", "initializer_count"])
-# oxport writes the scalar 2 as an initializer (listed as an input, keep_initializers_as_inputs
-# being None) and a Cast of it, where torch.onnx writes a float Constant node.
+             WEIGHTS + ["runs"])
+# Under the seed's defaults (no keep_initializers_as_inputs, no operator_export_type), with the
+# batch and the image's height and width dynamic, at the opsets where Resize and Pad change form.
+SHAPES_ARGS = [T(1, 3, 8, 10)]
+SHAPES_DYN = {"input_names": ["image"], "output_names": ["z", "t"],
+              "dynamic_axes": {"image": {"0": "batch", "2": "height", "3": "width"},
+                               "z": {"0": "batch", "2": "zh", "3": "zw"}, "t": {"0": "batch"}}}
+for op in [11, 13, 17]:
+    case(f"shapes_defaults_{op}", "shapes", SHAPES_ARGS, dict(SHAPES_DYN, opset_version=op),
+         ["opsets", "input_count", "output_count", "input_names", "output_names", "input_dims"] + WEIGHTS + ["runs"])
+    case(f"shapes_static_{op}", "shapes", SHAPES_ARGS, {"opset_version": op},
+         ["opsets", "input_count", "output_count"] + WEIGHTS + ["runs"])
 # verbose changes doc_strings only (torch.onnx: a Python stack trace; oxport: op, module, line).
-case("verbose", "net", NET_ARGS, {"verbose": True}, COMMON + ["input_dims", "output_dims", "initializer_count"])
+case("verbose", "net", NET_ARGS, {"verbose": True}, COMMON + ["input_dims", "output_dims"] + WEIGHTS)
 case("no_folding", "net", NET_ARGS, {"do_constant_folding": False},
      ["opsets", "has_ops:Conv,Gemm,Mul,Transpose,MatMul,Add", "param_names"])
 case("export_params_false", "plain", NET_ARGS, {"export_params": False},
      ["input_count", "input_names:-1", "input_dims", "initializer_count", "ops"])
 case("export_params_false_named", "plain", NET_ARGS, {"export_params": False, "input_names": ["image"]},
      ["input_names", "input_dims", "initializer_count"])
-# oxport keeps scalar constants (dropout ratio, training_mode) as initializers, torch.onnx as
-# Constant nodes: with keep_initializers_as_inputs None (True) oxport lists more graph inputs.
-TRAIN = ["opsets", "ir_version", "output_count", "ops"]
+TRAIN = ["opsets", "ir_version", "output_count", "ops", "input_count", "init_inputs", "initializer_count"]
 case("training_15", "net", NET_ARGS, {"training": "TRAINING", "opset_version": 15},
      TRAIN + ["param_names", "attrs:BatchNormalization", "node_outputs:BatchNormalization",
                "node_inputs:Dropout"])
@@ -179,9 +212,9 @@ case("training_17", "net", NET_ARGS, {"training": "TRAINING", "opset_version": 1
      TRAIN + ["param_names", "attrs:BatchNormalization", "node_inputs:Dropout"])
 case("preserve_train", "net_train", NET_ARGS, {"training": "PRESERVE", "opset_version": 15},
      TRAIN + ["param_names", "attrs:BatchNormalization"])
-case("preserve_eval", "net", NET_ARGS, {"training": "PRESERVE", "opset_version": 15}, COMMON + ["initializer_count"])
+case("preserve_eval", "net", NET_ARGS, {"training": "PRESERVE", "opset_version": 15}, COMMON + WEIGHTS + ["runs"])
 for op in range(9, 18):
-    case(f"opset_{op}", "net", NET_ARGS, {"opset_version": op}, COMMON)
+    case(f"opset_{op}", "net", NET_ARGS, {"opset_version": op}, COMMON + WEIGHTS + ["runs"])
 case("dynamic_dict", "net", NET_ARGS,
      {"input_names": ["x"], "output_names": ["y"], "dynamic_axes": {"x": {"0": "batch", "2": "h"}, "y": {"0": "batch"}}},
      ["input_names", "output_names", "input_dims", "output_dims"])
@@ -233,6 +266,12 @@ def make_models(models_dir):
     uns = Unsupported().eval()
     eager["unsupported"] = uns
     torch.jit.trace(uns, (torch.randn(2, 4), torch.linspace(-1, 1, 5))).save(os.path.join(models_dir, "unsupported.pt"))
+    shapes = Shapes().eval()
+    with torch.no_grad():
+        shapes.bn.running_mean.uniform_(-0.5, 0.5)
+        shapes.bn.running_var.uniform_(0.5, 1.5)
+    eager["shapes"] = shapes
+    torch.jit.trace(shapes, (torch.randn(1, 3, 8, 10),)).save(os.path.join(models_dir, "shapes.pt"))
     twin = Twin().eval()
     torch.jit.trace(twin, (torch.randn(2, 4),)).save(os.path.join(models_dir, "twin.pt"))
     big = torch.nn.Sequential(torch.nn.Linear(256, 256), torch.nn.ReLU(), torch.nn.Linear(256, 16)).eval()

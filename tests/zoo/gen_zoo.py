@@ -30,6 +30,27 @@ def tv(fn, **kw):
     return build
 
 
+class SegOut(nn.Module):
+    """torchvision's segmentation models return {"out": ...}: the deployed tensor."""
+
+    def __init__(self, m):
+        super().__init__()
+        self.m = m
+
+    def forward(self, x):
+        return self.m(x)["out"]
+
+
+def seg_model(name, fn, size):
+    """A segmentation model with batch, height and width dynamic (its Resize sizes follow them)."""
+    def build():
+        import torchvision.models.segmentation as seg
+        return SegOut(getattr(seg, fn)(weights=None, weights_backbone=None))
+    return dict(name=name, build=build, no_grad=False,
+                inputs=[dict(name="image", shape=[1, 3, size, size], dtype="float32", dynamic=[0, 2, 3])],
+                outputs={"out": [0, 2, 3]})
+
+
 def vit_b_16():
     # torchvision zero-initializes the ViT head, which would make the logits all zero and the
     # comparison vacuous: give the head random weights like every other layer.
@@ -106,6 +127,7 @@ MODELS = [
     image_model("densenet121", tv("densenet121"), 64),
     image_model("inception_v3", tv("inception_v3", aux_logits=False, init_weights=True), 75),
     image_model("vit_b_16", vit_b_16, 224),
+    seg_model("lraspp_mobilenet_v3_large", "lraspp_mobilenet_v3_large", 64),
     # nn.TransformerEncoder, 4 layers, d_model 64: the composite path (traced with autograd on) ...
     encoder_model("transformer_encoder", encoder(), False, False),
     encoder_model("transformer_encoder_mask", encoder(), False, True),
@@ -190,9 +212,10 @@ def main():
             dyn[s["name"]] = {str(a): f"{s['name']}_{a}" for a in s["dynamic"]}
         for o, axes in m["outputs"].items():
             dyn[o] = {str(a): f"{o}_{a}" for a in axes}
+        # The seed's defaults otherwise (keep_initializers_as_inputs None, ONNX_FALLTHROUGH), as
+        # users export: the weights are graph inputs, what the export computes is not.
         preset = {"format": "oxport-preset", "version": 1, "model": "model.pt", "args": preset_args,
-                  "input_names": input_names, "output_names": output_names, "dynamic_axes": dyn,
-                  "keep_initializers_as_inputs": False}
+                  "input_names": input_names, "output_names": output_names, "dynamic_axes": dyn}
         with open(os.path.join(folder, "preset.json"), "w") as f:
             json.dump(preset, f, indent=2)
         manifest.append({"name": name, "dir": name, "opsets": m.get("opsets", [11, 13, 17]),

@@ -179,9 +179,10 @@ HostTensor scalarHostTensor(double value, DType dtype, std::vector<int64_t> shap
   return t;
 }
 
-std::string Context::constant(HostTensor t, const std::string& hint) {
+std::string Context::constant(HostTensor t, const std::string& hint, const Value* from) {
   std::string name = uniqueName("onnx::" + hint + "_" + std::to_string(const_counter_++));
-  model_.graph.initializers.push_back({name, std::move(t)});
+  const bool weight = from && (!from->param_name.empty() || from->from_weights);
+  model_.graph.initializers.push_back({name, std::move(t), weight});
   return name;
 }
 
@@ -201,9 +202,9 @@ Result<std::string> Context::tensor(const Value* v) {
     if (c.isTensor()) {
       if (!v->param_name.empty()) {
         name = uniqueName(v->param_name);
-        model_.graph.initializers.push_back({name, c.tensor()});
+        model_.graph.initializers.push_back({name, c.tensor(), true});
       } else {
-        name = constant(c.tensor());
+        name = constant(c.tensor(), "Constant", v);
       }
     } else if (c.isBool()) {
       name = constScalar(c.toDouble(), DType::Bool);

@@ -77,7 +77,10 @@ class Context {
   // A list of tensors (from ListConstruct, a split, or a constant list).
   Result<std::vector<std::string>> tensorList(const Value* v);
 
-  std::string constant(HostTensor t, const std::string& hint = "Constant");
+  // A tensor computed at export time. It is written as a weight (an initializer, a graph input
+  // with keep_initializers_as_inputs) when `from` is a parameter or was computed from parameters
+  // (a transposed or split weight), and as a constant (a Constant node) otherwise.
+  std::string constant(HostTensor t, const std::string& hint = "Constant", const Value* from = nullptr);
   std::string constInt64s(const std::vector<int64_t>& v, bool scalar = false);
   std::string constScalar(double v, DType dtype);  // 0-d
 

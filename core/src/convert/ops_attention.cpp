@@ -16,7 +16,7 @@ namespace {
 Result<std::string> weightT(Context& ctx, const Value* w) {
   if (w->constant && w->constant->isTensor() && w->constant->tensor().shape.size() == 2 &&
       ctx.settings().constant_folding)
-    return ctx.constant(transpose2D(w->constant->tensor()), "MatMul");
+    return ctx.constant(transpose2D(w->constant->tensor()), "MatMul", w);
   OXPORT_ASSIGN(std::string wn, ctx.tensor(w));
   return ctx.emit1("Transpose", {wn}, {attrInts("perm", {1, 0})});
 }
@@ -41,7 +41,7 @@ Result<std::string> packedPart(Context& ctx, const Value* v, int part, int64_t e
     std::vector<int64_t> shape = t.shape;
     shape[0] = e;
     HostTensor piece = HostTensor::fromBytes(t.dtype, shape, std::vector<unsigned char>(src, src + block));
-    return ctx.constant(transpose ? transpose2D(piece) : piece, transpose ? "MatMul" : "Add");
+    return ctx.constant(transpose ? transpose2D(piece) : piece, transpose ? "MatMul" : "Add", v);
   }
   OXPORT_ASSIGN(std::string t, ctx.tensor(v));
   std::string piece = ctx.slice(t, {part * e}, {(part + 1) * e}, {0});

@@ -114,7 +114,7 @@ Result<std::string> emitFakeQuant(Context& ctx, const Value* xv, const QParams& 
   // Constants below opset 13 per channel (and any constant below opset 10): computed now.
   if (xv->constant && xv->constant->isTensor() && ((per_channel && ctx.opset() < 13) || ctx.opset() < 10)) {
     OXPORT_ASSIGN(HostTensor folded, fakeQuantOnHost(ctx, xv->constant->tensor(), q));
-    return ctx.constant(std::move(folded), "FakeQuantized");
+    return ctx.constant(std::move(folded), "FakeQuantized", xv);
   }
   if (ctx.opset() < 10) return ctx.needsOpset(10, "fake quantization (QuantizeLinear/DequantizeLinear)");
   if (per_channel && ctx.opset() < 13)

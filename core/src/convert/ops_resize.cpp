@@ -208,10 +208,12 @@ Status emitResize(Context& ctx, const Node& n, Interp interp, int spatial, bool 
                attrString("coordinate_transformation_mode", mode)};
       if (interp == Interp::Cubic) attrs.push_back(attrFloat("cubic_coeff_a", -0.75f));
     }
-    // roi as an empty tensor in every opset (omitted from 13 on, ONNX Runtime's shape inference
-    // reads sizes computed at run time as empty); scales omitted from 13 when sizes are given.
-    std::string empty = ctx.constant(HostTensor::fromVector<float>(DType::Float32, {0}, {}));
-    std::vector<std::string> in{xin, empty, scale_t.empty() ? (ctx.opset() >= 13 ? std::string() : empty) : scale_t};
+    // Resize-11 requires roi and scales: empty constants when unused. From 13 on both are
+    // optional and left out when unused (as torch.onnx writes them): an empty tensor there is
+    // read by newer shape rules as a present input of the wrong length.
+    const bool omit = ctx.opset() >= 13;
+    std::string empty = omit ? std::string() : ctx.constant(HostTensor::fromVector<float>(DType::Float32, {0}, {}));
+    std::vector<std::string> in{xin, empty, scale_t.empty() ? empty : scale_t};
     if (!sizes.empty()) in.push_back(sizes);
     out = ctx.emit1("Resize", in, std::move(attrs));
   }

@@ -65,7 +65,7 @@ Result<std::string> stackedParam(Context& ctx, const std::vector<std::vector<con
     std::vector<int64_t> shape{static_cast<int64_t>(per_dir.size())};
     shape.push_back(first.shape.at(0) * static_cast<int64_t>(per_dir[0].size()));
     for (size_t i = 1; i < first.shape.size(); ++i) shape.push_back(first.shape[i]);
-    return ctx.constant(HostTensor::fromBytes(first.dtype, shape, std::move(bytes)), hint);
+    return ctx.constant(HostTensor::fromBytes(first.dtype, shape, std::move(bytes)), hint, per_dir[0][0]);
   }
   std::vector<std::string> dirs;
   for (const auto& d : per_dir) {
@@ -176,7 +176,7 @@ ConvertFn rnnOp(const RnnKind& k) {
 Result<std::string> linearT(Context& ctx, const std::string& x, const Value* w, const Value* b) {
   std::string wt;
   if (isConstTensor(w) && ctx.settings().constant_folding) {
-    wt = ctx.constant(transpose2D(w->constant->tensor()), "MatMul");
+    wt = ctx.constant(transpose2D(w->constant->tensor()), "MatMul", w);
   } else {
     OXPORT_ASSIGN(std::string wn, ctx.tensor(w));
     wt = ctx.emit1("Transpose", {wn}, {attrInts("perm", {1, 0})});

@@ -59,6 +59,9 @@ struct Value {
   std::optional<Constant> constant;   // static: known at export time
   std::optional<Constant> example;    // dynamic scalars: the value seen in the example run
   std::string param_name;          // parameters/buffers: "layer1.0.conv1.weight"
+  // A static tensor computed from parameters/buffers at export time (weight.t(), a folded
+  // product of weights): a weight of the written model, as torch.onnx keeps such folds.
+  bool from_weights = false;
   Node* producer = nullptr;
   int offset = 0;                  // output index at producer
   std::vector<Node*> users;

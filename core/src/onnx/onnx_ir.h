@@ -59,6 +59,11 @@ struct Node {
 struct Initializer {
   std::string name;
   HostTensor tensor;
+  // A weight: a parameter or buffer of the module, or computed from them (a folded batch norm, a
+  // transposed weight). With keep_initializers_as_inputs, exactly these become graph inputs.
+  // Other initializers hold what the export computed (shapes, scales, axes, index tables): the
+  // constants-as-nodes pass writes them as Constant nodes, never as overridable inputs.
+  bool weight = false;
 };
 
 struct Graph {

@@ -89,8 +89,6 @@ int eliminateDeadNodes(Graph& g) {
 
 int removeUnusedInitializers(Graph& g) {
   auto uses = useCounts(g);
-  std::unordered_set<std::string> inputs;
-  for (const auto& in : g.inputs) inputs.insert(in.name);
   std::vector<Initializer> kept;
   int removed = 0;
   for (auto& init : g.initializers) {
@@ -98,10 +96,55 @@ int removeUnusedInitializers(Graph& g) {
     else ++removed;
   }
   g.initializers = std::move(kept);
-  // Graph inputs that only listed a removed initializer go too.
-  std::unordered_set<std::string> init_names;
-  for (const auto& i : g.initializers) init_names.insert(i.name);
   return removed;
+}
+
+int constantsAsNodes(Graph& g, size_t max_bytes) {
+  std::unordered_map<std::string, size_t> pending;  // initializer name -> index
+  for (size_t i = 0; i < g.initializers.size(); ++i)
+    if (!g.initializers[i].weight && g.initializers[i].tensor.nbytes <= max_bytes) pending[g.initializers[i].name] = i;
+  if (pending.empty()) return 0;
+  std::vector<bool> moved(g.initializers.size(), false);
+  std::unordered_set<std::string> node_names;
+  for (const auto& n : g.nodes) node_names.insert(n.name);
+  std::vector<Node> out;
+  out.reserve(g.nodes.size() + pending.size());
+  int made = 0;
+  // Each constant goes right before its first user (a node, or the node whose subgraph reads
+  // it), in that node's module scope, so previews and node names keep it where it is used.
+  auto place = [&](const std::string& name, const Node& user) {
+    auto it = pending.find(name);
+    if (it == pending.end()) return;
+    const size_t idx = it->second;
+    pending.erase(it);
+    moved[idx] = true;
+    Node c;
+    c.op_type = "Constant";
+    const auto slash = user.name.rfind('/');
+    const std::string prefix = slash == std::string::npos ? std::string() : user.name.substr(0, slash + 1);
+    c.name = prefix + "Constant";
+    for (int k = 1; node_names.count(c.name); ++k) c.name = prefix + "Constant_" + std::to_string(k);
+    node_names.insert(c.name);
+    c.outputs = {name};
+    c.attributes.push_back({"value", std::move(g.initializers[idx].tensor)});
+    c.origins = user.origins;
+    c.module_path = user.module_path;
+    c.location = user.location;
+    out.push_back(std::move(c));
+    ++made;
+  };
+  for (auto& n : g.nodes) {
+    for (const auto& i : n.inputs)
+      if (!i.empty()) place(i, n);
+    subgraphUses(n, [&](const std::string& s) { place(s, n); });
+    out.push_back(std::move(n));
+  }
+  g.nodes = std::move(out);
+  std::vector<Initializer> kept;
+  for (size_t i = 0; i < g.initializers.size(); ++i)
+    if (!moved[i]) kept.push_back(std::move(g.initializers[i]));
+  g.initializers = std::move(kept);
+  return made;
 }
 
 void renameTensor(Graph& g, const std::string& from, const std::string& to) {
@@ -132,7 +175,8 @@ int deduplicateInitializers(Graph& g) {
     size_t h = std::hash<std::string_view>{}(bytes) ^ (static_cast<size_t>(init.tensor.dtype) << 1);
     bool dup = false;
     for (size_t idx : by_hash[h]) {
-      if (kept[idx].tensor.sameContent(init.tensor)) {
+      // A weight and a constant stay apart: only weights may become graph inputs.
+      if (kept[idx].weight == init.weight && kept[idx].tensor.sameContent(init.tensor)) {
         replace[init.name] = kept[idx].name;
         dup = true;
         break;
@@ -236,8 +280,11 @@ int foldBatchNormIntoConv(Graph& g) {
     std::string wname = conv.inputs[1] + "_bnfold";
     std::string bname = (b ? conv.inputs[2] : conv.name + ".bias") + "_bnfold";
     auto wshape = w->tensor.shape;
-    g.initializers.push_back({wname, HostTensor::fromVector<float>(DType::Float32, wshape, std::move(nw))});
-    g.initializers.push_back({bname, HostTensor::fromVector<float>(DType::Float32, {cout}, std::move(nb))});
+    // Folded from the module's weights (the usual case) it is a weight; from constants alone, not.
+    bool weight = w->weight || (b && b->weight);
+    for (const auto* t : {scale, shift, mean, var}) weight = weight || t->weight;
+    g.initializers.push_back({wname, HostTensor::fromVector<float>(DType::Float32, wshape, std::move(nw)), weight});
+    g.initializers.push_back({bname, HostTensor::fromVector<float>(DType::Float32, {cout}, std::move(nb)), weight});
     conv.inputs.resize(3);
     conv.inputs[1] = wname;
     conv.inputs[2] = bname;

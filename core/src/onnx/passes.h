@@ -19,6 +19,11 @@ struct PassInfo {
 int eliminateDeadNodes(Graph& g);
 // Removes initializers no node or output uses.
 int removeUnusedInitializers(Graph& g);
+// Writes the initializers that are not weights (what the export computed: shapes, scales,
+// axes, index tables) as Constant nodes before their first use, as torch.onnx does, so that no
+// runtime treats them as inputs a caller may override. Tensors over `max_bytes` stay
+// initializers (never graph inputs), so that they can go to external data. Returns the count.
+int constantsAsNodes(Graph& g, size_t max_bytes);
 // Initializers with identical dtype, shape and bytes are kept once.
 int deduplicateInitializers(Graph& g);
 // Folds BatchNormalization (inference form) into a preceding Conv whose weights are

@@ -5,6 +5,7 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include <fstream>
+#include <set>
 #include <ostream>
 
 #include "oxport/atomic_file.h"
@@ -284,6 +285,13 @@ Result<WriteReport> writeModel(const Model& model, const OutputTarget& target, c
       ::onnx::ShapeInferenceOptions opts(/*check_type=*/true, /*strict=*/1, /*data_prop=*/false);
       ::onnx::shape_inference::InferShapes(copy, ::onnx::OpSchemaRegistry::Instance(), opts);
       report.shape_inference_passed = true;
+      if (settings.record_value_info) {
+        std::set<std::string> known;
+        for (const auto& vi : mp.graph().value_info()) known.insert(vi.name());
+        for (const auto& vi : copy.graph().value_info())
+          if (vi.type().has_tensor_type() && known.insert(vi.name()).second)
+            *mp.mutable_graph()->add_value_info() = vi;
+      }
       for (const auto& vi : copy.graph().value_info()) {
         auto dt = dtypeOf(vi.type());
         if (!dt) continue;

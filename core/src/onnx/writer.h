@@ -19,7 +19,7 @@ struct WriteReport {
   bool external_data = false;
   std::vector<Diagnostic> warnings;
   // Types of the intermediate values, from the checking pass of ONNX shape inference (for the
-  // studio's inspector; not written into the file).
+  // studio's inspector; written into the file's value_info with record_value_info).
   std::vector<ValueInfo> inferred_value_info;
 };
 
@@ -28,6 +28,10 @@ struct WriteSettings {
   // Above this many bytes of initializers, large tensors go to "<file>.data" beside the model.
   int64_t external_data_threshold = int64_t(1800) * 1024 * 1024;
   std::vector<std::string> dynamic_output_names;  // outputs whose unknown dims stay symbolic
+  // Record the dtype and shape that the checking pass of shape inference gives each
+  // intermediate value of the main graph in the file's value_info (runtimes and viewers then
+  // see them without inferring). Needs `check`.
+  bool record_value_info = true;
 };
 
 // Runs ONNX shape inference and fills in output shapes that the exporter left unknown.

@@ -196,6 +196,10 @@ std::vector<size_t> inputOrder(const ts::Graph& g, const torch::jit::Module& mod
   return order;
 }
 
+// Computed constants above this size stay initializers (not inputs) rather than Constant nodes,
+// so their bytes stream to the file or to external data like the weights'.
+constexpr size_t kConstantNodeMaxBytes = size_t(1) << 20;
+
 bool keepInitializersAsInputs(const ExportOptions& o) {
   // The seed's rule (as in torch.onnx 1.13): None means True, except with operator_export_type
   // ONNX, where it means False.
@@ -539,8 +543,12 @@ Result<ExportResult> Model::exportOnnx(const ExportOptions& options, const Outpu
     }
     model.graph.inputs = std::move(kept);
   }
+  // What the export computed is written as Constant nodes (big tensors stay initializers that
+  // are not inputs); only the weights remain initializers that may be listed as inputs.
+  onnx_ir::constantsAsNodes(model.graph, kConstantNodeMaxBytes);
   if (keepInitializersAsInputs(options)) {
     for (const auto& init : model.graph.initializers) {
+      if (!init.weight) continue;
       onnx_ir::ValueInfo vi;
       vi.name = init.name;
       vi.dtype = init.tensor.dtype;

@@ -574,6 +574,7 @@ class Frontend {
     env_.clear();
     static_.clear();
     paths_.clear();
+    from_weights_.clear();
     meta_.clear();
     elem_meta_.clear();
     scalar_example_.clear();
@@ -1343,6 +1344,7 @@ class Frontend {
       }
       auto pit = paths_.find(v);
       if (pit != paths_.end() && iv.isTensor()) tv->param_name = pit->second;
+      tv->from_weights = iv.isTensor() && fromWeights(v);
       map_[v] = tv;
       return tv;
     }
@@ -1357,6 +1359,33 @@ class Frontend {
       return tv;
     }
     return nullptr;
+  }
+
+  // Whether a static value was computed from the module's parameters or buffers (a tensor
+  // attribute reached through GetAttr, or a node folded with such an input, blocks included).
+  // Such tensors are weights of the written model; what the export computed from constants
+  // alone (shapes, scales, index tables) is not.
+  bool fromWeights(jit::Value* v) {
+    if (auto it = from_weights_.find(v); it != from_weights_.end()) return it->second;
+    from_weights_[v] = false;  // cycles cannot occur in a graph; this guards re-entry only
+    bool w = false;
+    if (auto pit = paths_.find(v); pit != paths_.end()) {
+      auto eit = env_.find(v);
+      w = eit != env_.end() && holdsTensor(eit->second);
+    }
+    if (!w && v->node()->kind() != c10::prim::Param) {
+      jit::Node* n = v->node();
+      for (auto* in : n->inputs())
+        if (fromWeights(in)) { w = true; break; }
+      if (!w && !n->blocks().empty()) {
+        std::unordered_set<jit::Value*> free;
+        for (auto* b : n->blocks()) freeValues(b, free);
+        for (auto* f : free)
+          if (fromWeights(f)) { w = true; break; }
+      }
+    }
+    from_weights_[v] = w;
+    return w;
   }
 
   void fillValue(ts::Value* tv, jit::Value* v) {
@@ -1504,6 +1533,7 @@ class Frontend {
   std::unordered_map<jit::Value*, c10::IValue> env_;
   std::unordered_set<jit::Value*> static_;
   std::unordered_map<jit::Value*, std::string> paths_;
+  std::unordered_map<jit::Value*, bool> from_weights_;  // memo of fromWeights
   std::unordered_map<jit::Value*, ts::TensorMeta> meta_;
   std::unordered_map<jit::Value*, std::vector<ts::TensorMeta>> elem_meta_;
   std::unordered_map<jit::Value*, ts::Constant> scalar_example_;
