@@ -2,11 +2,14 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <iosfwd>
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "oxport/diagnostic.h"
@@ -52,7 +55,8 @@ struct ModelInfo {
 
 // Per-phase wall time in milliseconds, op histogram and sizes of a finished export.
 struct ExportStats {
-  std::map<std::string, double> phase_ms;
+  std::map<std::string, double> phase_ms;  // per stage of the pipeline (its passes summed)
+  std::vector<std::pair<std::string, double>> pass_ms;  // per pass, in the order they ran
   std::map<std::string, int> onnx_op_histogram;
   std::map<std::string, int> torch_op_histogram;
   int onnx_nodes = 0;
@@ -78,6 +82,23 @@ struct ExportResult {
   GraphView torch_graph;                    // TorchScript graph after the passes
   GraphView onnx_graph;                     // the ONNX graph as written
   std::string verbose_log;                  // the graph printout when options.verbose
+};
+
+// One pass of the export pipeline, as `oxport export --list-passes` prints it.
+struct PassDescription {
+  std::string name;     // "constants-as-nodes"
+  std::string stage;    // "passes+trace", "convert", "optimize" or "serialize+check"
+  std::string summary;  // what it does, one line
+};
+// The passes of Model::exportOnnx, in the order they run.
+std::vector<PassDescription> exportPasses();
+
+// Printing the IR a pass leaves (`oxport export --print-after PASS`): for each pass named in
+// `print_after` ("all" for every one), `print` gets the pass's name and the graph as text (the
+// TorchScript IR up to conversion, the ONNX IR from then on).
+struct PassTrace {
+  std::set<std::string> print_after;
+  std::function<void(const std::string& pass, const std::string& ir_text)> print;
 };
 
 // Where to write the model: a file (written atomically) or a stream.
@@ -122,7 +143,8 @@ class Model {
                                                 const std::vector<std::vector<int64_t>>& input_shapes = {}) const;
 
   Result<ExportResult> exportOnnx(const ExportOptions& options, const OutputTarget& out,
-                                  const ProgressFn& progress = {}, const CancelToken& cancel = {}) const;
+                                  const ProgressFn& progress = {}, const CancelToken& cancel = {},
+                                  const PassTrace* trace = nullptr) const;
 
   std::shared_ptr<Impl> impl() const { return impl_; }
 

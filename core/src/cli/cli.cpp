@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -16,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include "oxport/atomic_file.h"
@@ -75,6 +77,9 @@ Every option mirrors a key of the preset file (docs/PRESET.md); a flag overrides
   --verify                       run the written model in ONNX Runtime and compare with libtorch
   --tolerance T                  verification tolerance relative to the output's magnitude (1e-4)
   --json                         print diagnostics as JSON
+  --list-passes                  print the export's passes in the order they run, and exit
+  --print-after PASS             print the graph after that pass (TorchScript IR before
+                                 conversion, ONNX IR from then on); repeatable, or "all"
 )";
 
 // What the supervised child (runCliIsolated) is doing, in memory its parent shares, so that a
@@ -144,6 +149,8 @@ struct ParsedArgs {
   bool verify = false, json = false, help = false;
   double tolerance = 1e-4;
   std::optional<int> ops_opset;
+  bool list_passes = false;
+  std::set<std::string> print_after;  // pass names, or "all"
   // overrides
   std::vector<std::function<Status(ExportOptions&)>> overrides;
 };
@@ -170,6 +177,23 @@ Result<ParsedArgs> parseArgs(const std::vector<std::string>& args) {
     if (flag == "--preset") { OXPORT_ASSIGN(std::string v, value(flag)); p.preset = v; continue; }
     if (flag == "--report") { OXPORT_ASSIGN(std::string v, value(flag)); p.report = v; continue; }
     if (flag == "--verify") { p.verify = true; continue; }
+    if (flag == "--list-passes") { p.list_passes = true; continue; }
+    if (flag == "--print-after") {
+      OXPORT_ASSIGN(std::string v, value(flag));
+      for (const auto& name : splitList(v)) {
+        bool known = name == "all";
+        std::string names;
+        for (const auto& pass : exportPasses()) {
+          known = known || pass.name == name;
+          names += (names.empty() ? "" : ", ") + pass.name;
+        }
+        if (!known)
+          return Error("usage", "--print-after: there is no pass '" + name + "'",
+                       "name one of: all, " + names + " (oxport export --list-passes)");
+        p.print_after.insert(name);
+      }
+      continue;
+    }
     if (flag == "--json") { p.json = true; continue; }
     if (flag == "--verbose") { p.overrides.push_back([](ExportOptions& o) { o.verbose = true; return okStatus(); }); continue; }
     if (flag == "--tolerance") {
@@ -356,6 +380,8 @@ Result<Job> makeJob(const ParsedArgs& p, size_t model_pos) {
 json statsJson(const ExportStats& s) {
   json j;
   j["phase_ms"] = s.phase_ms;
+  j["pass_ms"] = json::array();
+  for (const auto& [name, ms] : s.pass_ms) j["pass_ms"].push_back({{"pass", name}, {"ms", ms}});
   j["onnx_nodes"] = s.onnx_nodes;
   j["torch_nodes"] = s.torch_nodes;
   j["initializers"] = s.initializers;
@@ -370,7 +396,19 @@ json statsJson(const ExportStats& s) {
   return j;
 }
 
+int cmdListPasses(std::ostream& out) {
+  size_t width = 0;
+  for (const auto& pass : exportPasses()) width = std::max(width, pass.name.size());
+  std::string stage;
+  for (const auto& pass : exportPasses()) {
+    if (pass.stage != stage) out << (stage.empty() ? "" : "\n") << (stage = pass.stage) << ":\n";
+    out << "  " << pass.name << std::string(width + 2 - pass.name.size(), ' ') << pass.summary << "\n";
+  }
+  return 0;
+}
+
 int cmdExportOrVerify(const ParsedArgs& p, std::ostream& out, std::ostream& err, bool verify_only) {
+  if (p.list_passes && !verify_only) return cmdListPasses(out);
   auto t0 = std::chrono::steady_clock::now();
   auto jobr = makeJob(p, 0);
   if (!jobr.ok()) {
@@ -415,7 +453,13 @@ int cmdExportOrVerify(const ParsedArgs& p, std::ostream& out, std::ostream& err,
   bool ok = true;
   if (!verify_only) {
     notePhase("exporting");
-    auto r = model->exportOnnx(job.options, OutputTarget::toFile(job.output));
+    PassTrace trace;
+    trace.print_after = p.print_after;
+    trace.print = [&out](const std::string& pass, const std::string& text) {
+      out << "*** after " << pass << " ***\n" << text << std::flush;
+    };
+    auto r = model->exportOnnx(job.options, OutputTarget::toFile(job.output), {}, {},
+                               p.print_after.empty() ? nullptr : &trace);
     if (!r.ok()) {
       printDiagnostics(err, r.error().diagnostics(), p.json);
       report["errors"] = json::parse(toJson(r.error().diagnostics()));

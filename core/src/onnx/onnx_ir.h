@@ -91,4 +91,10 @@ int64_t irVersionForOpset(int opset);
 // A view for the preview and `inspect`.
 GraphView toGraphView(const Graph& g);
 
+// The model as text, one node a line with its attributes and module (`--print-after`):
+//   %y = Conv(%x, %conv.weight) {kernel_shape=[3, 3]}  # layer1.0.conv1
+// Subgraphs (If branches, Loop bodies) are indented under their node; initializers show their
+// dtype and shape, not their data.
+std::string toText(const Model& m);
+
 }  // namespace oxport::onnx_ir

@@ -8,17 +8,6 @@
 
 namespace oxport::onnx_ir {
 
-const std::vector<PassInfo>& passCatalog() {
-  static const std::vector<PassInfo> passes = {
-      {"fold-batchnorm", "fold inference BatchNormalization into the preceding Conv (EVAL only)"},
-      {"eliminate-identity", "remove Identity nodes that do not produce a graph output"},
-      {"dead-code", "remove nodes whose outputs nothing uses"},
-      {"dedup-initializers", "keep identical initializers once"},
-      {"unused-initializers", "remove initializers nothing uses"},
-  };
-  return passes;
-}
-
 // Names a node's subgraphs (If branches, Loop bodies, nested) read: node inputs and graph outputs.
 static void subgraphUses(const Node& n, const std::function<void(const std::string&)>& use) {
   for (const auto& a : n.attributes) {
@@ -222,6 +211,60 @@ int eliminateIdentities(Graph& g) {
     for (auto& i : n.inputs) {
       auto it = replace.find(i);
       if (it != replace.end()) i = it->second;
+    }
+    renameInSubgraphs(n, replace);
+    kept.push_back(std::move(n));
+  }
+  g.nodes = std::move(kept);
+  return removed;
+}
+
+int eliminateNoops(Graph& g) {
+  // 0-d constants (not weights) by name, with their value; the floating ones apart.
+  std::unordered_map<std::string, double> scalars;
+  std::unordered_set<std::string> floating;
+  for (const auto& i : g.initializers)
+    if (!i.weight && i.tensor.shape.empty() && i.tensor.data && i.tensor.nbytes == dtypeSize(i.tensor.dtype) &&
+        i.tensor.dtype != DType::Bool) {
+      scalars[i.name] = i.tensor.at(0);
+      if (isFloating(i.tensor.dtype)) floating.insert(i.name);
+    }
+  auto is = [&](const std::string& name, double v) {
+    auto it = scalars.find(name);
+    return it != scalars.end() && it->second == v;
+  };
+  std::unordered_set<std::string> outputs;
+  for (const auto& o : g.outputs) outputs.insert(o.name);
+  std::unordered_map<std::string, std::string> replace;
+  std::vector<Node> kept;
+  int removed = 0;
+  for (auto& n : g.nodes) {
+    for (auto& i : n.inputs) {
+      auto it = replace.find(i);
+      if (it != replace.end()) i = it->second;
+    }
+    int keep = -1;  // the input that is the result
+    if (n.domain.empty() && n.inputs.size() == 2 && n.outputs.size() == 1 && !outputs.count(n.outputs[0])) {
+      const std::string& a = n.inputs[0];
+      const std::string& b = n.inputs[1];
+      // A 0-d neutral operand broadcasts to the other's shape and dtype: x + 0, 0 + x, x - 0,
+      // x * 1, 1 * x, x / 1 are x.
+      if (n.op_type == "Add") keep = is(b, 0) ? 0 : is(a, 0) ? 1 : -1;
+      else if (n.op_type == "Sub") keep = is(b, 0) ? 0 : -1;
+      else if (n.op_type == "Mul") keep = is(b, 1) ? 0 : is(a, 1) ? 1 : -1;
+      else if (n.op_type == "Div") keep = is(b, 1) ? 0 : -1;
+    }
+    if (keep >= 0) {
+      replace[n.outputs[0]] = n.inputs[static_cast<size_t>(keep)];
+      ++removed;
+      continue;
+    }
+    // 1 / x of a floating type is Reciprocal(x).
+    if (n.domain.empty() && n.op_type == "Div" && n.inputs.size() == 2 && floating.count(n.inputs[0]) &&
+        is(n.inputs[0], 1)) {
+      n.op_type = "Reciprocal";
+      n.inputs.erase(n.inputs.begin());
+      ++removed;
     }
     renameInSubgraphs(n, replace);
     kept.push_back(std::move(n));

@@ -1,5 +1,5 @@
-// Passes over the core's ONNX IR, run after conversion. Each has a name and a one-line summary;
-// the exporter runs them as an ordered list.
+// Passes over the core's ONNX IR, run after conversion. The export pipeline
+// (core/src/torch/pipeline.cpp) names them and runs them in order.
 #pragma once
 
 #include <string>
@@ -9,11 +9,6 @@
 #include "oxport/diagnostic.h"
 
 namespace oxport::onnx_ir {
-
-struct PassInfo {
-  const char* name;
-  const char* summary;
-};
 
 // Removes nodes whose outputs nothing uses (graph outputs are used).
 int eliminateDeadNodes(Graph& g);
@@ -31,9 +26,13 @@ int deduplicateInitializers(Graph& g);
 int foldBatchNormIntoConv(Graph& g);
 // Removes Identity nodes whose output is not a graph output.
 int eliminateIdentities(Graph& g);
+// Removes arithmetic with a neutral 0-d constant (x + 0, 0 + x, x - 0, x * 1, 1 * x, x / 1)
+// whose output is not a graph output, and writes a floating 1 / x as Reciprocal(x): converters
+// write such steps for general formulas (linspace from 0, a step of 1 / (n - 1)), and ONNX
+// Runtime 1.20's own rewrite of Div(1, x) feeding a Mul (its DivMulFusion) crashes on float64
+// graphs. Returns the count of nodes removed or rewritten.
+int eliminateNoops(Graph& g);
 // Renames a tensor everywhere (node inputs and outputs, graph inputs/outputs, value_info).
 void renameTensor(Graph& g, const std::string& from, const std::string& to);
-
-const std::vector<PassInfo>& passCatalog();
 
 }  // namespace oxport::onnx_ir
