@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -271,6 +272,78 @@ int eliminateNoops(Graph& g) {
   }
   g.nodes = std::move(kept);
   return removed;
+}
+
+namespace {
+
+// `t` converted to `to` element by element, as ONNX Cast does for these dtypes (floating to
+// integer truncates toward zero), or nothing when the pair is not one handled here.
+std::optional<HostTensor> castOnHost(const HostTensor& t, DType to) {
+  auto ok = [](DType d) {
+    return d == DType::Float32 || d == DType::Float64 || d == DType::Int64 || d == DType::Int32 || d == DType::Int8 ||
+           d == DType::UInt8 || d == DType::Bool;
+  };
+  if (!ok(t.dtype) || !ok(to) || !t.data) return std::nullopt;
+  const int64_t n = t.numel();
+  if (static_cast<size_t>(n) * dtypeSize(t.dtype) != t.nbytes) return std::nullopt;
+  std::vector<unsigned char> bytes(static_cast<size_t>(n) * dtypeSize(to));
+  for (int64_t i = 0; i < n; ++i) {
+    const double v = t.at(i);
+    if (!std::isfinite(v) && !isFloating(to)) return std::nullopt;
+    if (to == DType::Int64 && std::fabs(v) > 9007199254740992.0) return std::nullopt;  // beyond exact doubles
+    unsigned char* out = bytes.data() + static_cast<size_t>(i) * dtypeSize(to);
+    auto put = [&](auto x) { std::memcpy(out, &x, sizeof x); };
+    switch (to) {
+      case DType::Float32: put(static_cast<float>(v)); break;
+      case DType::Float64: put(v); break;
+      case DType::Int64: put(static_cast<int64_t>(v)); break;
+      case DType::Int32: put(static_cast<int32_t>(v)); break;
+      case DType::Int8: put(static_cast<int8_t>(v)); break;
+      case DType::UInt8: put(static_cast<uint8_t>(v)); break;
+      case DType::Bool: put(static_cast<uint8_t>(v != 0)); break;
+      default: return std::nullopt;
+    }
+  }
+  return HostTensor::fromBytes(to, t.shape, std::move(bytes));
+}
+
+}  // namespace
+
+int foldConstantCasts(Graph& g) {
+  std::unordered_map<std::string, size_t> constants;  // small non-weight initializers
+  for (size_t i = 0; i < g.initializers.size(); ++i)
+    if (!g.initializers[i].weight && g.initializers[i].tensor.numel() <= 64) constants[g.initializers[i].name] = i;
+  std::unordered_set<std::string> outputs;
+  for (const auto& o : g.outputs) outputs.insert(o.name);
+  std::unordered_map<std::string, std::string> replace;
+  std::vector<Node> kept;
+  int folded = 0;
+  for (auto& n : g.nodes) {
+    for (auto& i : n.inputs) {
+      auto it = replace.find(i);
+      if (it != replace.end()) i = it->second;
+    }
+    if (n.op_type == "Cast" && n.domain.empty() && n.inputs.size() == 1 && n.outputs.size() == 1 &&
+        !outputs.count(n.outputs[0])) {
+      auto it = constants.find(n.inputs[0]);
+      const Attribute* to = n.attr("to");
+      if (it != constants.end() && to && std::holds_alternative<int64_t>(to->value)) {
+        auto dt = fromOnnxDataType(static_cast<int>(std::get<int64_t>(to->value)));
+        auto cast = dt ? castOnHost(g.initializers[it->second].tensor, *dt) : std::nullopt;
+        if (cast) {
+          const std::string name = n.outputs[0];
+          g.initializers.push_back({name, std::move(*cast), false});
+          constants[name] = g.initializers.size() - 1;
+          ++folded;
+          continue;  // the Cast's output is now that constant
+        }
+      }
+    }
+    renameInSubgraphs(n, replace);
+    kept.push_back(std::move(n));
+  }
+  g.nodes = std::move(kept);
+  return folded;
 }
 
 static const Initializer* findInit(const Graph& g, const std::string& name) {

@@ -26,6 +26,9 @@ int deduplicateInitializers(Graph& g);
 int foldBatchNormIntoConv(Graph& g);
 // Removes Identity nodes whose output is not a graph output.
 int eliminateIdentities(Graph& g);
+// A Cast of a small computed constant (not a weight, at most 64 elements) becomes a constant of
+// the target dtype, as torch.onnx folds `x * 2` into a float constant. Returns the count.
+int foldConstantCasts(Graph& g);
 // Removes arithmetic with a neutral 0-d constant (x + 0, 0 + x, x - 0, x * 1, 1 * x, x / 1)
 // whose output is not a graph output, and writes a floating 1 / x as Reciprocal(x): converters
 // write such steps for general formulas (linspace from 0, a step of 1 / (n - 1)), and ONNX

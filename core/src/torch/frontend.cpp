@@ -1,5 +1,7 @@
 #include "torch/frontend.h"
 
+#include <unistd.h>
+
 #include <torch/csrc/jit/ir/ir.h>
 #include <torch/csrc/jit/passes/dead_code_elimination.h>
 #include <torch/csrc/jit/passes/inliner.h>
@@ -141,8 +143,36 @@ static c10::IValue makeTensor(const TensorSpec& spec) {
 }  // namespace oxport
 
 #include "oxport/npy.h"
+#include "oxport/preset.h"
 
 namespace oxport {
+
+// An example tensor that cannot fit in this machine's memory is refused before libtorch tries to
+// allocate it (which would fail with a C++ backtrace, or take the machine into swap).
+static Status checkExampleSize(const TensorSpec& spec, const std::string& where) {
+  // randn/rand fill float32 first, then convert: at least 4 bytes an element while it is made.
+  const uint64_t elem = std::max<uint64_t>(4, dtypeSize(spec.dtype));
+  uint64_t bytes = elem;
+  bool overflow = false;
+  for (auto d : spec.shape) overflow = overflow || __builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes);
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  const uint64_t memory = pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
+  if (!overflow && (memory == 0 || bytes <= memory / 2)) return okStatus();
+  auto gib = [](uint64_t b) {
+    std::ostringstream os;
+    os.precision(3);
+    os << static_cast<double>(b) / double(uint64_t(1) << 30) << " GiB";
+    return os.str();
+  };
+  Diagnostic diag = makeError("example-input-too-large",
+                              where + ": the example tensor " + formatTensorSpec(spec) + " would need " +
+                                  (overflow ? std::string("more bytes than a 64-bit size can count") : gib(bytes)) +
+                                  ", more than half of this machine's " + gib(memory) + " of memory",
+                              "export at a small example size and mark the axes that vary as dynamic_axes; the ONNX "
+                              "file then accepts any size");
+  diag.option = where;
+  return Error(diag);
+}
 
 static Result<c10::IValue> argToIValue(const ArgValue& a, const c10::TypePtr& type,
                                        const std::string& where, std::vector<std::vector<int64_t>>::const_iterator& shape_it,
@@ -180,7 +210,17 @@ static Result<c10::IValue> argToIValue(const ArgValue& a, const c10::TypePtr& ty
         diag.option = where;
         return Error(diag);
       }
-    return makeTensor(spec);
+    OXPORT_TRY(checkExampleSize(spec, where));
+    try {
+      return makeTensor(spec);
+    } catch (const std::exception& e) {
+      Diagnostic diag = makeError("example-input-failed",
+                                  where + ": making the example tensor " + formatTensorSpec(spec) + " failed: " +
+                                      torchErrorMessage(e),
+                                  "give a smaller shape or another dtype");
+      diag.option = where;
+      return Error(diag);
+    }
   }
   const auto& list = std::get<T::List>(a.v);
   c10::TypePtr elem;

@@ -37,6 +37,11 @@ Status passEliminateIdentities(ExportState& s) {
   return okStatus();
 }
 
+Status passFoldConstantCasts(ExportState& s) {
+  if (s.options.do_constant_folding) onnx_ir::foldConstantCasts(s.model.graph);
+  return okStatus();
+}
+
 Status passEliminateNoops(ExportState& s) {
   onnx_ir::eliminateNoops(s.model.graph);
   return okStatus();

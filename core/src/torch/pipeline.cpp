@@ -33,6 +33,10 @@ const std::vector<ExportPass>& exportPipeline() {
        PassIr::Onnx, passAtenOverloadNames},
       {"eliminate-identity", "optimize", "remove Identity nodes that do not produce a graph output",
        PassIr::Onnx, passEliminateIdentities},
+      {"fold-constant-casts", "optimize",
+       "cast small computed constants at export time (x * 2 gets a float 2, not a Cast of an int64 2; "
+       "do_constant_folding)",
+       PassIr::Onnx, passFoldConstantCasts},
       {"eliminate-noops", "optimize", "remove x + 0, x - 0, x * 1 and x / 1 with a 0-d constant; write a floating 1 / x as Reciprocal", PassIr::Onnx,
        passEliminateNoops},
       {"fold-batchnorm", "optimize",

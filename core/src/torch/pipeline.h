@@ -72,6 +72,7 @@ Status passConvert(ExportState& s);
 Status passGraphOutputs(ExportState& s);
 Status passAtenOverloadNames(ExportState& s);
 Status passEliminateIdentities(ExportState& s);
+Status passFoldConstantCasts(ExportState& s);
 Status passEliminateNoops(ExportState& s);
 Status passFoldBatchNorm(ExportState& s);
 Status passDeadCode(ExportState& s);
