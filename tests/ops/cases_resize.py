@@ -98,8 +98,20 @@ CASES += [
          opsets=(11,), expect="error:unsupported-form", operator_export_type="ONNX"),
     # At opsets 13+ ONNX Runtime 1.20 refuses these ("Number of elements of input 'sizes' (0)");
     # no accepted form found yet, so only opset 11 is tested.
+    # Sizes computed at run time: from opset 13 they loaded in ONNX Runtime only once the
+    # computed operands stopped being overridable graph inputs (the seed's defaults).
     case("resize_runtime_sizes_bilinear", lambda x, y: F.interpolate(x, size=y.shape[2:], mode="bilinear"),
-         [T(1, 2, 3, 4), T(1, 1, 5, 7)], opsets=(11,), dynamic={1: [2, 3]}),
+         [T(1, 2, 3, 4), T(1, 1, 5, 7)], opsets=(11, 13, 17), dynamic={1: [2, 3]}),
     case("resize_runtime_sizes_nearest", lambda x, y: F.interpolate(x, size=y.shape[2:]),
-         [T(1, 2, 3, 4), T(1, 1, 6, 9)], opsets=(11,), dynamic={0: [0], 1: [2, 3]}),
+         [T(1, 2, 3, 4), T(1, 1, 6, 9)], opsets=(11, 13, 17), dynamic={0: [0], 1: [2, 3]}),
+    # grid_sample: GridSample from opset 16, every mode, padding mode and align_corners; the grid
+    # reaches past [-1, 1] so that the padding modes matter.
+    *[case(f"grid_sample_{m}_{p}_{'ac' if a else 'noac'}",
+           lambda x, g, m=m, p=p, a=a: F.grid_sample(x, g * 2.4 - 1.2, mode=m, padding_mode=p, align_corners=a),
+           [T(2, 3, 5, 6), T(2, 4, 7, 2, seed=1, fill="rand")], opsets=(16, 17), dynamic={0: [0, 2, 3], 1: [0, 1, 2]},
+           tolerance=1e-3 if m == "bicubic" else 1e-4)
+      for m in ("bilinear", "nearest", "bicubic") for p in ("zeros", "border", "reflection") for a in (False, True)],
+    case("grid_sample_opset15_refused", lambda x, g: F.grid_sample(x, g, align_corners=False),
+         [T(1, 1, 3, 3), T(1, 2, 2, 2, fill="rand")], opsets=(15,), expect="error:opset-too-old",
+         operator_export_type="ONNX"),
 ]

@@ -12,7 +12,6 @@ namespace oxport::convert {
 
 namespace {
 
-constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
 
 // A Reduce* node over `axes` (empty: all): ReduceSum takes its axes as an input from opset 13,
 // the other reductions an attribute up to opset 17.

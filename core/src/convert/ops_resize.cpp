@@ -12,7 +12,6 @@ namespace oxport::convert {
 
 namespace {
 
-constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
 
 // ---- padding
 
@@ -319,7 +318,33 @@ Status convertInterpolate(Context& ctx, const Node& n) {
 
 }  // namespace
 
+// grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners): GridSample (opset
+// 16), 4-D input only (5-D arrives in opset 20). Modes: 0 bilinear, 1 nearest, 2 bicubic; padding:
+// 0 zeros, 1 border, 2 reflection.
+Status convertGridSampler(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  OXPORT_ASSIGN(std::string grid, ctx.tensor(n.input(1)));
+  OXPORT_ASSIGN(int64_t mode, ctx.constInt(n.input(2)));
+  OXPORT_ASSIGN(int64_t padding, ctx.constInt(n.input(3)));
+  OXPORT_ASSIGN(bool align, ctx.constBool(n.input(4)));
+  if (ctx.rank(n.input(0)) != 4)
+    return ctx.error("unsupported-form",
+                     "grid_sample of a " + std::to_string(ctx.rank(n.input(0))) + "-D input; ONNX's GridSample up to "
+                     "opset 17 samples 4-D (N, C, H, W) inputs",
+                     "sample each depth slice as 4-D, or export with operator_export_type ONNX_FALLTHROUGH to keep the op");
+  static const char* kModes[] = {"bilinear", "nearest", "bicubic"};
+  static const char* kPadding[] = {"zeros", "border", "reflection"};
+  if (mode < 0 || mode > 2 || padding < 0 || padding > 2)
+    return ctx.error("bad-argument", "grid_sampler mode " + std::to_string(mode) + " / padding " + std::to_string(padding));
+  const DType dt = ctx.dtype(n.input(0));
+  if (ctx.dtype(n.input(1)) != dt) grid = ctx.cast(grid, dt);
+  return bindOut(ctx, n, ctx.emit1("GridSample", {x, grid},
+                                   {attrString("mode", kModes[mode]), attrString("padding_mode", kPadding[padding]),
+                                    attrInt("align_corners", align ? 1 : 0)}));
+}
+
 void registerResizeOps(Registry& r) {
+  r.add("aten::grid_sampler", convertGridSampler, 16);
   r.add("aten::constant_pad_nd", convertConstantPad);
   r.add("aten::pad", convertPad);
   addAll(r, {"aten::reflection_pad1d", "aten::reflection_pad2d", "aten::reflection_pad3d"}, padMode("reflect"));

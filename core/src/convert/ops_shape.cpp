@@ -12,7 +12,6 @@ namespace oxport::convert {
 
 namespace {
 
-constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
 
 // size(self) -> int[] / size(self, dim) -> int: computed from Shape so dynamic axes stay dynamic.
 Status convertSize(Context& ctx, const Node& n) {

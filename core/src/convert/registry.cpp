@@ -62,6 +62,7 @@ const Registry& builtinRegistry() {
         {"resize", registerResizeOps},
         {"rnn", registerRnnOps},               {"attention", registerAttentionOps},
         {"quant", registerQuantOps},           {"control", registerControlOps},
+        {"linalg", registerLinalgOps},         {"loss", registerLossOps},
     };
     for (const auto& f : families) {
       r.setFamily(f.name);

@@ -62,5 +62,7 @@ void registerMathOps(Registry& r);  // ops_math.cpp: fused arithmetic, modulo, l
 void registerSortOps(Registry& r);  // ops_sort.cpp: sort, argsort, topk, bucketize
 void registerRnnOps(Registry& r);        // ops_rnn.cpp: lstm, gru, rnn_tanh/relu and their cells
 void registerAttentionOps(Registry& r);  // ops_attention.cpp: fused MHA / encoder-layer fast paths
+void registerLinalgOps(Registry& r);     // ops_linalg.cpp: tril/triu, einsum, outer, unflatten
+void registerLossOps(Registry& r);       // ops_loss.cpp: mse, l1, smooth l1, huber, bce, nll, cross entropy
 
 }  // namespace oxport::convert

@@ -1,12 +1,17 @@
 // Small helpers shared by converter files.
 #pragma once
 
+#include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "convert/registry.h"
 
 namespace oxport::convert {
+
+// "To the end" for Slice's ends.
+inline constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
 
 // Expands a 1-element int list to n elements (PyTorch's int-or-tuple arguments).
 std::vector<int64_t> expandInts(const std::vector<int64_t>& v, size_t n);

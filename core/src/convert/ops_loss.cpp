@@ -1,0 +1,161 @@
+// Losses as models compute them in forward (distillation, auxiliary heads, exported training
+// graphs): mse_loss, l1_loss, smooth_l1_loss, huber_loss, binary_cross_entropy(_with_logits),
+// nll_loss and cross_entropy_loss. reduction: 0 none, 1 mean, 2 sum (at::Reduction).
+#include "convert/registry.h"
+#include "convert/util.h"
+
+namespace oxport::convert {
+
+namespace {
+
+Result<int64_t> reductionOf(Context& ctx, const Node& n, size_t fallback_index) {
+  const Value* r = namedArg(n, "reduction");
+  if (!r && fallback_index < n.inputs.size()) r = n.input(fallback_index);
+  if (!r) return int64_t(1);
+  OXPORT_ASSIGN(int64_t v, ctx.constInt(r));
+  if (v < 0 || v > 2)
+    return Error(ctx.error("bad-argument", "reduction " + std::to_string(v) + " is not none (0), mean (1) or sum (2)"));
+  return v;
+}
+
+std::string reduce(Context& ctx, const std::string& x, int64_t reduction) {
+  if (reduction == 0) return x;
+  return reduceOver(ctx, reduction == 1 ? "ReduceMean" : "ReduceSum", x, {}, false);
+}
+
+// Pointwise losses of (self, target): f(self - target), reduced.
+ConvertFn pointwiseLoss(const std::string& kind) {
+  return [kind](Context& ctx, const Node& n) -> Status {
+    OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {0, 1}));
+    const DType dt = n.output(0)->meta.dtype;
+    OXPORT_ASSIGN(int64_t reduction, reductionOf(ctx, n, 2));
+    std::string d = ctx.emit1("Sub", {ins[0], ins[1]});
+    std::string l;
+    if (kind == "mse") {
+      l = ctx.emit1("Mul", {d, d});
+    } else if (kind == "l1") {
+      l = ctx.emit1("Abs", {d});
+    } else {
+      // smooth_l1 (beta): |d| < beta ? 0.5 d^2 / beta : |d| - 0.5 beta
+      // huber (delta):    |d| < delta ? 0.5 d^2 : delta (|d| - 0.5 delta)
+      double p = 1.0;
+      if (n.inputs.size() > 3) { OXPORT_ASSIGN(p, ctx.constDouble(n.input(3))); }
+      std::string a = ctx.emit1("Abs", {d});
+      if (kind == "smooth_l1" && p == 0.0) {
+        l = a;
+      } else {
+        std::string half_sq = ctx.emit1("Mul", {ctx.emit1("Mul", {d, d}), ctx.constScalar(0.5, dt)});
+        std::string small, large;
+        if (kind == "smooth_l1") {
+          small = ctx.emit1("Div", {half_sq, ctx.constScalar(p, dt)});
+          large = ctx.emit1("Sub", {a, ctx.constScalar(0.5 * p, dt)});
+        } else {
+          small = half_sq;
+          large = ctx.emit1("Mul", {ctx.emit1("Sub", {a, ctx.constScalar(0.5 * p, dt)}), ctx.constScalar(p, dt)});
+        }
+        l = ctx.emit1("Where", {ctx.emit1("Less", {a, ctx.constScalar(p, dt)}), small, large});
+      }
+    }
+    return bindOut(ctx, n, reduce(ctx, l, reduction));
+  };
+}
+
+// binary_cross_entropy_with_logits(self, target, weight, pos_weight, reduction):
+// (1 - t) x + (1 + (pw - 1) t) softplus(-x), written stably as max(-x, 0) + log(exp(-max) + exp(-x - max)).
+Status convertBceWithLogits(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {0, 1}));
+  const DType dt = n.output(0)->meta.dtype;
+  OXPORT_ASSIGN(int64_t reduction, reductionOf(ctx, n, 4));
+  const std::string& x = ins[0];
+  const std::string& t = ins[1];
+  std::string one = ctx.constScalar(1, dt);
+  std::string negx = ctx.emit1("Neg", {x});
+  // softplus(-x) = max(-x, 0) + log(1 + exp(-|x|))
+  std::string sp = ctx.emit1(
+      "Add", {ctx.emit1("Relu", {negx}),
+              ctx.emit1("Log", {ctx.emit1("Add", {one, ctx.emit1("Exp", {ctx.emit1("Neg", {ctx.emit1("Abs", {x})})})})})});
+  std::string coef = one;
+  if (n.inputs.size() > 3 && !ctx.isNone(n.input(3))) {
+    OXPORT_ASSIGN(std::string pw, ctx.tensorOfType(n.input(3), dt));
+    coef = ctx.emit1("Add", {one, ctx.emit1("Mul", {ctx.emit1("Sub", {pw, one}), t})});
+  }
+  std::string l = ctx.emit1("Add", {ctx.emit1("Mul", {ctx.emit1("Sub", {one, t}), x}), ctx.emit1("Mul", {coef, sp})});
+  if (n.inputs.size() > 2 && !ctx.isNone(n.input(2))) {
+    OXPORT_ASSIGN(std::string w, ctx.tensorOfType(n.input(2), dt));
+    l = ctx.emit1("Mul", {l, w});
+  }
+  return bindOut(ctx, n, reduce(ctx, l, reduction));
+}
+
+// binary_cross_entropy(self, target, weight, reduction): -(t log x + (1 - t) log(1 - x)), each log
+// clamped at -100 as PyTorch does.
+Status convertBce(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {0, 1}));
+  const DType dt = n.output(0)->meta.dtype;
+  OXPORT_ASSIGN(int64_t reduction, reductionOf(ctx, n, 3));
+  std::string one = ctx.constScalar(1, dt);
+  std::string floor = ctx.constScalar(-100, dt);
+  std::string lx = ctx.emit1("Max", {ctx.emit1("Log", {ins[0]}), floor});
+  std::string l1x = ctx.emit1("Max", {ctx.emit1("Log", {ctx.emit1("Sub", {one, ins[0]})}), floor});
+  std::string l = ctx.emit1(
+      "Neg", {ctx.emit1("Add", {ctx.emit1("Mul", {ins[1], lx}), ctx.emit1("Mul", {ctx.emit1("Sub", {one, ins[1]}), l1x})})});
+  if (n.inputs.size() > 2 && !ctx.isNone(n.input(2))) {
+    OXPORT_ASSIGN(std::string w, ctx.tensorOfType(n.input(2), dt));
+    l = ctx.emit1("Mul", {l, w});
+  }
+  return bindOut(ctx, n, reduce(ctx, l, reduction));
+}
+
+// nll_loss / nll_loss2d / nll_loss_nd(self, target, weight, reduction, ignore_index) and
+// cross_entropy_loss(self, target, weight, reduction, ignore_index, label_smoothing): ONNX's
+// NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss (opset 12), class-index targets.
+ConvertFn convertClassLoss(bool softmax) {
+  return [softmax](Context& ctx, const Node& n) -> Status {
+    OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+    OXPORT_ASSIGN(std::string target, ctx.tensor(n.input(1)));
+    if (isFloating(ctx.dtype(n.input(1))))
+      return ctx.error("unsupported-form", "a loss with class probabilities as the target",
+                       "give the target as class indices (int64)");
+    OXPORT_ASSIGN(int64_t reduction, reductionOf(ctx, n, 3));
+    int64_t ignore = -100;
+    if (const Value* ii = namedArg(n, "ignore_index")) { OXPORT_ASSIGN(ignore, ctx.constInt(ii)); }
+    if (softmax) {
+      if (const Value* ls = namedArg(n, "label_smoothing")) {
+        OXPORT_ASSIGN(double smoothing, ctx.constDouble(ls));
+        if (smoothing != 0.0)
+          return ctx.error("unsupported-form", "cross_entropy with label_smoothing " + std::to_string(smoothing),
+                           "export with label_smoothing=0 (ONNX's SoftmaxCrossEntropyLoss has no smoothing)");
+      }
+    }
+    if (ctx.rank(n.input(0)) == 1) {
+      // An unbatched input (C) with a 0-d target: a batch of one.
+      x = ctx.unsqueeze(x, {0});
+      target = ctx.unsqueeze(target, {0});
+    }
+    std::vector<std::string> ins{x, ctx.cast(target, DType::Int64)};
+    if (n.inputs.size() > 2 && !ctx.isNone(n.input(2))) {
+      OXPORT_ASSIGN(std::string w, ctx.tensor(n.input(2)));
+      ins.push_back(w);
+    }
+    static const char* kReductions[] = {"none", "mean", "sum"};
+    std::vector<Attribute> attrs{attrString("reduction", kReductions[reduction]), attrInt("ignore_index", ignore)};
+    std::string y = ctx.emit1(softmax ? "SoftmaxCrossEntropyLoss" : "NegativeLogLikelihoodLoss", ins, std::move(attrs));
+    if (ctx.rank(n.input(0)) == 1 && reduction == 0) y = ctx.squeeze(y, {0});
+    return bindOut(ctx, n, y);
+  };
+}
+
+}  // namespace
+
+void registerLossOps(Registry& r) {
+  r.add("aten::mse_loss", pointwiseLoss("mse"));
+  r.add("aten::l1_loss", pointwiseLoss("l1"));
+  r.add("aten::smooth_l1_loss", pointwiseLoss("smooth_l1"));
+  r.add("aten::huber_loss", pointwiseLoss("huber"));
+  r.add("aten::binary_cross_entropy_with_logits", convertBceWithLogits);
+  r.add("aten::binary_cross_entropy", convertBce);
+  addAll(r, {"aten::nll_loss", "aten::nll_loss2d", "aten::nll_loss_nd"}, convertClassLoss(false), 12);
+  r.add("aten::cross_entropy_loss", convertClassLoss(true), 12);
+}
+
+}  // namespace oxport::convert

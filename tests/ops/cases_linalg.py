@@ -1,0 +1,62 @@
+import numpy as np
+import torch
+
+from optest import Npy, T, case
+
+ALL = (9, 11, 13, 14, 17)
+
+
+class Unflatten(torch.nn.Module):
+    def __init__(self, dim, sizes):
+        super().__init__()
+        self.dim, self.sizes = dim, sizes
+
+    def forward(self, x):
+        return x.unflatten(self.dim, self.sizes)
+
+
+class CausalMask(torch.nn.Module):
+    """A GPT block's causal mask: scores above the diagonal set to -inf, from a dynamic length."""
+
+    def forward(self, q, k):
+        s = q @ k.transpose(-2, -1)
+        n = s.size(-1)
+        mask = torch.triu(torch.ones(n, n, dtype=torch.bool, device=s.device), diagonal=1)
+        return torch.softmax(s.masked_fill(mask, float("-inf")), -1)
+
+
+CASES = [
+    # Trilu from 14, a mask of col - row below it; dynamic rows and columns; every diagonal sign.
+    case("tril", lambda x: torch.tril(x), [T(2, 4, 5)], opsets=ALL, dynamic={0: [1, 2]}),
+    case("tril_k1", lambda x: torch.tril(x, 1), [T(4, 6)], opsets=ALL, dynamic={0: [0, 1]}),
+    case("tril_kneg", lambda x: torch.tril(x, -2), [T(5, 3)], opsets=ALL),
+    case("triu", lambda x: torch.triu(x), [T(3, 4)], opsets=ALL, dynamic={0: [0, 1]}),
+    case("triu_k2", lambda x: torch.triu(x, 2), [T(2, 3, 6, 6)], opsets=ALL),
+    case("triu_kneg_int", lambda x: torch.triu(x, -1), [T(4, 4, dtype="int64", fill="arange")], opsets=ALL),
+    case("triu_int32", lambda x: torch.triu(x, 1), [T(4, 5, dtype="int32", fill="arange")], opsets=(11, 14, 17)),
+    case("tril_bool", lambda x: torch.tril(x > 0), [T(4, 4)], opsets=(11, 14, 17)),
+    case("tril_inplace", lambda x: (x * 2).tril_(), [T(3, 3)], opsets=(11, 14)),
+    case("causal_mask", CausalMask(), [T(2, 5, 8), T(2, 5, 8, seed=1)], opsets=(11, 14, 17),
+         dynamic={0: [0, 1], 1: [0, 1]}),
+    # Einsum from opset 12 (refused below it with the opset it needs).
+    case("einsum_matmul", lambda a, b: torch.einsum("bij,bjk->bik", a, b), [T(2, 3, 4), T(2, 4, 5, seed=1)],
+         opsets=(12, 13, 17), dynamic={0: [0], 1: [0]}),
+    case("einsum_attention", lambda q, k: torch.einsum("b h i d, b h j d -> b h i j", q, k),
+         [T(2, 3, 5, 4), T(2, 3, 6, 4, seed=1)], opsets=(12, 17), dynamic={0: [0, 2], 1: [0, 2]}),
+    case("einsum_ellipsis", lambda a, b: torch.einsum("...ij,...jk->...ik", a, b), [T(2, 2, 3, 4), T(2, 2, 4, 3, seed=1)],
+         opsets=(12, 17)),
+    case("einsum_trace_diag_sum", lambda a: torch.einsum("ii->", a) + torch.einsum("ij->j", a).sum(), [T(4, 4)],
+         opsets=(12, 17)),
+    case("einsum_outer_three", lambda a, b, c: torch.einsum("i,j,k->ijk", a, b, c), [T(2), T(3, seed=1), T(4, seed=2)],
+         opsets=(12, 17)),
+    case("einsum_int", lambda a, b: torch.einsum("ij,jk->ik", a, b),
+         [T(2, 3, dtype="int64", fill="arange"), T(3, 2, dtype="int64", fill="arange")], opsets=(12, 17)),
+    case("einsum_opset11_refused", lambda a, b: torch.einsum("ij,jk->ik", a, b), [T(2, 3), T(3, 2, seed=1)],
+         opsets=(11,), expect="error:opset-too-old", operator_export_type="ONNX"),
+    case("outer", lambda a, b: torch.outer(a, b), [T(3), T(4, seed=1)], opsets=(9, 13), dynamic={0: [0], 1: [0]}),
+    case("ger_int_float", lambda a, b: torch.outer(a, b), [T(3, dtype="int64", fill="arange"), T(2)], opsets=(11,)),
+    # unflatten: scripted records aten::unflatten (tracing decomposes it into a view).
+    case("unflatten_script", Unflatten(1, (2, -1)), [T(3, 8, 5)], script=True, opsets=(9, 11, 17), dynamic={0: [0, 2]}),
+    case("unflatten_last_script", Unflatten(-1, (2, 2, 3)), [T(4, 12)], script=True, opsets=(11, 17), dynamic={0: [0]}),
+    case("unflatten_first_script", Unflatten(0, (2, 3)), [T(6, 4)], script=True, opsets=(11,)),
+]
