@@ -202,11 +202,10 @@ class ViewWriteIndexed(torch.nn.Module):
         return y
 
 
-# y[:, i] = v traces as copy_/index_put_ on a slice view of y: the write is refused with
-# inplace-view-write (naming the line), in every export mode, rather than silently dropped.
+# y[:, i] = v traces as copy_/index_put_ on a view of y: rewritten into select_scatter /
+# slice_scatter of the functional op (cases_view_writes.py has the rest of the family).
 CASES += [
-    case("inplace_view_write_refused", ViewWrite(), [T(2, 3), T(2)], opsets=(11,),
-         expect="error:inplace-view-write"),
-    case("inplace_view_index_put_refused", ViewWriteIndexed(), [T(2, 4), Npy(np.array([0, 2], dtype=I64)), T(2, 2)],
-         opsets=(11,), expect="error:inplace-view-write", operator_export_type="ONNX"),
+    case("inplace_view_write", ViewWrite(), [T(2, 3), T(2)], opsets=(9, 11, 17), dynamic={0: [0], 1: [0]}),
+    case("inplace_view_index_put", ViewWriteIndexed(), [T(2, 4), Npy(np.array([0, 2], dtype=I64)), T(2, 2)],
+         opsets=(11, 17), dynamic={0: [0], 2: [0]}),
 ]

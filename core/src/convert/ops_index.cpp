@@ -536,7 +536,69 @@ ConvertFn uniqueOp(bool with_dim) {
 
 }  // namespace
 
+// slice_scatter(self, src, dim=0, start=None, end=None, step=1): self with src written over
+// self[start:end:step] along dim (the functional form of `y[a:b] = v`). Step 1 is a Concat of the
+// parts of self around the slice (every opset, any dynamic size); other steps scatter src at the
+// slice's indices (ScatterElements, opset 11).
+Status convertSliceScatter(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(std::string self, ctx.tensor(n.input(0)));
+  OXPORT_ASSIGN(std::string src, ctx.tensorOfType(n.input(1), ctx.dtype(n.input(0))));
+  const int rank = ctx.rank(n.input(0));
+  int64_t dim = 0, step = 1;
+  if (n.inputs.size() > 2) { OXPORT_ASSIGN(dim, ctx.constInt(n.input(2))); }
+  if (n.inputs.size() > 5) { OXPORT_ASSIGN(step, ctx.constInt(n.input(5))); }
+  dim = ctx.normDim(dim, rank);
+  auto bound = [&](size_t i, int64_t none) -> Result<std::optional<int64_t>> {
+    if (n.inputs.size() <= i || ctx.isNone(n.input(i))) return std::optional<int64_t>(none);
+    auto v = ctx.maybeInt(n.input(i));
+    return v ? std::optional<int64_t>(*v) : std::nullopt;
+  };
+  OXPORT_ASSIGN(auto start, bound(3, 0));
+  OXPORT_ASSIGN(auto end, bound(4, kInt64Max));
+  if (!start || !end)
+    return ctx.error("unsupported-form", "slice_scatter (a write into a slice) with bounds computed at run time",
+                     "write the slice with constant bounds, or build the tensor with torch.cat");
+  if (step == 1) {
+    std::vector<std::string> parts;
+    if (*start != 0) parts.push_back(ctx.slice(self, {0}, {*start}, {dim}));
+    parts.push_back(src);
+    if (*end != kInt64Max) parts.push_back(ctx.slice(self, {*end}, {kInt64Max}, {dim}));
+    if (parts.size() == 1) return bindOut(ctx, n, ctx.emit1("Identity", {src}));
+    return bindOut(ctx, n, ctx.emit1("Concat", parts, {attrInt("axis", dim)}));
+  }
+  if (ctx.opset() < 11) return ctx.needsOpset(11, "slice_scatter with a step (ScatterElements)");
+  // The slice's indices along dim, shaped to broadcast along the other axes, expanded to src.
+  std::string idx = ctx.slice(arangeOf(ctx, dimSize(ctx, self, dim, true)), {*start}, {*end}, {0}, {step});
+  std::vector<int64_t> shape(static_cast<size_t>(rank), 1);
+  shape[static_cast<size_t>(dim)] = -1;
+  idx = ctx.emit1("Expand", {ctx.reshape(idx, shape), ctx.shapeOf(src)});
+  return bindOut(ctx, n, ctx.emit1("ScatterElements", {self, idx, src}, {attrInt("axis", dim)}));
+}
+
+// select_scatter(self, src, dim, index): src written over self.select(dim, index).
+Status convertSelectScatter(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(std::string self, ctx.tensor(n.input(0)));
+  OXPORT_ASSIGN(std::string src, ctx.tensorOfType(n.input(1), ctx.dtype(n.input(0))));
+  const int rank = ctx.rank(n.input(0));
+  OXPORT_ASSIGN(int64_t dim, ctx.constInt(n.input(2)));
+  dim = ctx.normDim(dim, rank);
+  auto index = ctx.maybeInt(n.input(3));
+  if (!index)
+    return ctx.error("unsupported-form", "select_scatter (a write into x[..., i]) at an index computed at run time",
+                     "write at a constant index, or use index_put / torch.where with a mask");
+  std::string piece = ctx.unsqueeze(src, {dim});
+  std::vector<std::string> parts;
+  const int64_t i = *index;
+  if (i != 0) parts.push_back(ctx.slice(self, {0}, {i}, {dim}));
+  parts.push_back(piece);
+  if (i != -1) parts.push_back(ctx.slice(self, {i + 1}, {kInt64Max}, {dim}));
+  if (parts.size() == 1) return bindOut(ctx, n, ctx.emit1("Identity", {piece}));
+  return bindOut(ctx, n, ctx.emit1("Concat", parts, {attrInt("axis", dim)}));
+}
+
 void registerIndexOps(Registry& r) {
+  r.add("aten::slice_scatter", convertSliceScatter);
+  r.add("aten::select_scatter", convertSelectScatter);
   r.add("aten::gather", convertGather);
   addAll(r, {"aten::scatter", "aten::scatter_"}, scatterOp(false));
   addAll(r, {"aten::scatter_add", "aten::scatter_add_"}, scatterOp(true));

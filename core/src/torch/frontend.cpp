@@ -18,6 +18,7 @@
 #include <unordered_set>
 
 #include "torch/model_impl.h"
+#include "torch/pass_view_writes.h"
 
 namespace oxport {
 
@@ -456,6 +457,7 @@ class Frontend {
     graph_ = module_.get_method("forward").graph()->copy();
     jit::Inline(*graph_);
     OXPORT_TRY(bakeArguments());
+    functionalizeViewWrites(*graph_);  // y[:, i] = v and friends, before the mutation passes
     jit::LowerSimpleTuples(graph_);
     try {
       jit::RemoveTensorMutation(graph_);

@@ -1,0 +1,21 @@
+// Private: rewriting in-place writes into views (`y[:, i] = v`, `m[a:b, c:d] = k`,
+// `x[idx] += 1`, fill_/copy_/zero_/add_/masked_fill_/clamp_ on a slice, select, narrow, view)
+// into functional form, on the TorchScript graph before the example run.
+#pragma once
+
+#include <memory>
+
+#include <torch/csrc/jit/ir/ir.h>
+
+namespace oxport {
+
+// For each in-place op whose target is a chain of views of a base tensor defined in the same
+// block: the op runs out of place on the view, the result is scattered back through the chain
+// (slice_scatter, select_scatter, the inverse of view/transpose/permute/(un)squeeze), and every
+// later read of the base or of any view of it reads the new value. Writes the pass cannot
+// express (through expand or as_strided, a base from an outer block such as a loop-carried
+// tensor, an op without a functional form) are left as they are; the converters then refuse
+// them with inplace-view-write. Returns the number of writes rewritten.
+int functionalizeViewWrites(torch::jit::Graph& g);
+
+}  // namespace oxport
