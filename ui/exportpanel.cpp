@@ -212,6 +212,11 @@ void ExportPanel::showVerifyError(const QString& message) {
 
 void ExportPanel::showVerify(const VerifyReport& report) {
   verify_table_->clear();
+  if (report.skipped) {
+    verify_summary_->setText(QStringLiteral("<span style='color:#a06000'>%1</span>")
+                                 .arg(tr("Not verified: %1").arg(QString::fromStdString(report.skip_reason)).toHtmlEscaped()));
+    return;
+  }
   int passed = 0;
   for (size_t i = 0; i < report.runs.size(); ++i) {
     const VerifyRun& run = report.runs[i];

@@ -758,6 +758,13 @@ void MainWindow::startVerify() {
           return;
         }
         export_->showVerify(r.value());
+        if (r.value().skipped) {
+          // Custom-domain nodes (ONNX_FALLTHROUGH): ONNX Runtime cannot run the file at all.
+          export_->finishPhases(true, tr("Not verified: ONNX Runtime cannot run this file's custom ops."));
+          log(q(r.value().toText()));
+          emit verifyFinished(true);
+          return;
+        }
         export_->finishPhases(true, r.value().passed ? tr("Verified: outputs match.") : tr("Verification found differences."));
         log(q(r.value().toText()));
         emit verifyFinished(r.value().passed);

@@ -38,7 +38,8 @@ const std::vector<std::string> kTopLevelKeys = {"format",        "version",
                                                 "output_names",  "operator_export_type",
                                                 "opset_version", "do_constant_folding",
                                                 "dynamic_axes",  "keep_initializers_as_inputs",
-                                                "custom_opsets", "graph_mode"};
+                                                "custom_opsets", "graph_mode",
+                                                "load_libraries"};
 const std::vector<std::string> kTensorKeys = {"shape", "dtype", "fill", "seed"};
 const std::vector<std::string> kDTypeNames = {"float32", "float64", "float16", "bfloat16", "int8",
                                               "uint8",   "int16",   "int32",   "int64",    "bool"};
@@ -521,6 +522,13 @@ class PresetReader {
         p.model = readPath(value, key);
       } else if (key == "output") {
         p.output = readPath(value, key);
+      } else if (key == "load_libraries") {
+        std::vector<std::string> paths = readNames(value, key);
+        for (size_t i = 0; i < paths.size(); ++i)
+          if (paths[i].empty())
+            error("preset.value", indexPath(key, i), "load_libraries[" + std::to_string(i) + "] is an empty path",
+                  "give the path of a shared library (.so), relative to the preset's folder or absolute");
+        p.load_libraries = std::move(paths);
       } else if (key == "args") {
         readArgs(value, o);
       } else if (key == "kwargs") {
@@ -744,6 +752,7 @@ json presetJsonValue(const Preset& p) {
   j["version"] = kPresetVersion;
   j["model"] = p.model ? json(*p.model) : json(nullptr);
   j["output"] = p.output ? json(*p.output) : json(nullptr);
+  j["load_libraries"] = p.load_libraries;
   json args = json::array();
   for (const ArgValue& a : o.args) args.push_back(argToJson(a));
   j["args"] = std::move(args);
@@ -821,6 +830,8 @@ void mapNpyPaths(ArgValue& v, const std::function<std::string(const std::string&
 Preset mapPresetPaths(Preset p, const std::function<std::string(const std::string&)>& f) {
   if (p.model && !p.model->empty()) p.model = f(*p.model);
   if (p.output && !p.output->empty()) p.output = f(*p.output);
+  for (auto& lib : p.load_libraries)
+    if (!lib.empty()) lib = f(lib);
   for (auto& a : p.options.args) mapNpyPaths(a, f);
   for (auto& kv : p.options.kwargs) mapNpyPaths(kv.second, f);
   return p;

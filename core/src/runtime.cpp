@@ -427,6 +427,10 @@ OutputComparison compareTensors(const std::string& name, const HostTensor& expec
 
 std::string VerifyReport::toText() const {
   std::ostringstream o;
+  if (skipped) {
+    o << "ONNX Runtime check: not run: " << skip_reason << "\n";
+    return o.str();
+  }
   o << "ONNX Runtime check: " << (passed ? "passed" : "FAILED") << " (tolerance " << num(tolerance)
     << " x each output's largest magnitude)\n";
   if (runs.empty()) o << "  no runs\n";
@@ -453,6 +457,10 @@ std::string VerifyReport::toText() const {
 std::string VerifyReport::toJson() const {
   json j;
   j["passed"] = passed;
+  if (skipped) {
+    j["skipped"] = true;
+    j["skip_reason"] = skip_reason;
+  }
   j["tolerance"] = tolerance;
   j["runs"] = json::array();
   for (const auto& run : runs) {

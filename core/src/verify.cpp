@@ -42,6 +42,21 @@ Result<VerifyReport> verifyExport(const Model& model, const ExportOptions& optio
                  "the ONNX file has " + std::to_string(sig.inputs.size()) + " inputs but the example arguments give " +
                      std::to_string(base_inputs.size()) + " tensors",
                  "verify the file with the options it was exported with (args, input shapes)");
+  {
+    // Ops kept in their own domains (ONNX_FALLTHROUGH, ATen fallback) exist in no ONNX Runtime.
+    std::string custom;
+    for (const auto& d : sig.domains)
+      if (!d.empty() && d != "ai.onnx" && d != "ai.onnx.ml" && d != "com.microsoft")
+        custom += (custom.empty() ? "'" : ", '") + d + "'";
+    if (!custom.empty()) {
+      report.skipped = true;
+      report.skip_reason = "the file has nodes in the custom domain(s) " + custom +
+                           " (ops kept as they are under ONNX_FALLTHROUGH or as ATen nodes), which ONNX Runtime "
+                           "cannot run; a runtime that implements them (the vendor's, or one with their custom-op "
+                           "library) can, or export at an opset where they convert";
+      return report;
+    }
+  }
   const std::vector<std::string> input_names(sig.inputs.begin(), sig.inputs.begin() + base_inputs.size());
   const std::vector<std::string>& output_names = sig.outputs;
 

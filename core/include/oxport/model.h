@@ -51,6 +51,9 @@ struct ModelInfo {
     std::string reason;  // "channels 3 from conv1.weight [64, 3, 7, 7]; batch 1 and 224x224 are defaults"
   };
   std::map<std::string, InputGuess> input_guesses;
+  // What loading said besides the model itself: an op library oxport loaded for it
+  // (op-library-loaded, a note), one the user loaded that it does not use (a warning).
+  std::vector<Diagnostic> load_notes;
 };
 
 // Per-phase wall time in milliseconds, op histogram and sizes of a finished export.

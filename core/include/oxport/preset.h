@@ -15,8 +15,13 @@ namespace oxport {
 struct Preset {
   std::optional<std::string> model;   // as written in the file (relative to the preset's folder)
   std::optional<std::string> output;
+  // Op libraries (shared libraries registering operators with TORCH_LIBRARY) to load before the
+  // model, as written (relative to the preset's folder, like model): key "load_libraries".
+  std::vector<std::string> load_libraries;
   ExportOptions options;
-  bool operator==(const Preset& o) const { return model == o.model && output == o.output && options == o.options; }
+  bool operator==(const Preset& o) const {
+    return model == o.model && output == o.output && load_libraries == o.load_libraries && options == o.options;
+  }
 };
 
 // Parses a preset. Unknown keys, wrong types and impossible values are errors naming the key

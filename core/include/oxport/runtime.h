@@ -50,6 +50,10 @@ struct VerifyReport {
   double tolerance = 1e-4;  // relative to the output's largest magnitude
   std::vector<VerifyRun> runs;
   bool passed = false;
+  // Not run: the file has nodes ONNX Runtime cannot run (ops kept in their own domain under
+  // ONNX_FALLTHROUGH or as ATen nodes); `skip_reason` says which. Not a failure of the export.
+  bool skipped = false;
+  std::string skip_reason;
   std::string toText() const;
   std::string toJson() const;
 };

@@ -14,10 +14,14 @@ std::string opTypeOf(const std::string& kind) {
   return p == std::string::npos ? kind : kind.substr(p + 2);
 }
 
+// The domain of an op kept as a node: PyTorch's own namespaces as torch.onnx names them
+// ("org.pytorch.aten"); another library's namespace is the domain itself ("torchvision",
+// "my_vendor"), with its version from custom_opsets.
 std::string domainOf(const std::string& kind) {
   auto p = kind.find("::");
   std::string ns = p == std::string::npos ? "custom" : kind.substr(0, p);
-  return "org.pytorch." + ns;
+  if (ns == "aten" || ns == "prim" || ns == "quantized" || ns == "custom") return "org.pytorch." + ns;
+  return ns;
 }
 
 bool isStructural(const std::string& kind) { return kind.rfind("prim::", 0) == 0; }

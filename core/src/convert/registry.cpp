@@ -63,6 +63,7 @@ const Registry& builtinRegistry() {
         {"rnn", registerRnnOps},               {"attention", registerAttentionOps},
         {"quant", registerQuantOps},           {"control", registerControlOps},
         {"linalg", registerLinalgOps},         {"loss", registerLossOps},
+        {"vision", registerVisionOps},
     };
     for (const auto& f : families) {
       r.setFamily(f.name);

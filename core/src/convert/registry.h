@@ -64,5 +64,6 @@ void registerRnnOps(Registry& r);        // ops_rnn.cpp: lstm, gru, rnn_tanh/rel
 void registerAttentionOps(Registry& r);  // ops_attention.cpp: fused MHA / encoder-layer fast paths
 void registerLinalgOps(Registry& r);     // ops_linalg.cpp: tril/triu, einsum, outer, unflatten
 void registerLossOps(Registry& r);       // ops_loss.cpp: mse, l1, smooth l1, huber, bce, nll, cross entropy
+void registerVisionOps(Registry& r);     // ops_vision.cpp: torchvision's nms, roi_align, roi_pool
 
 }  // namespace oxport::convert

@@ -17,6 +17,8 @@ using google::protobuf::io::CodedInputStream;
 using WFL = google::protobuf::internal::WireFormatLite;
 
 constexpr int kModelGraph = 7;
+constexpr int kModelOpsetImport = 8;
+constexpr int kOpsetDomain = 1;
 constexpr int kGraphInput = 11;
 constexpr int kGraphOutput = 12;
 constexpr int kValueInfoName = 1;
@@ -76,6 +78,22 @@ Result<GraphSignature> readGraphSignature(const std::filesystem::path& file) {
         if (!readGraph(in, sig) || in.BytesUntilLimit() != 0) { ok = false; break; }
         in.PopLimit(limit);
         saw_graph = true;
+      } else if (WFL::GetTagFieldNumber(tag) == kModelOpsetImport && isLengthDelimited(tag)) {
+        uint32_t length = 0;
+        if (!in.ReadVarint32(&length)) { ok = false; break; }
+        auto limit = in.PushLimit(static_cast<int>(length));
+        std::string domain;
+        while (uint32_t t = in.ReadTag()) {
+          if (WFL::GetTagFieldNumber(t) == kOpsetDomain && isLengthDelimited(t)) {
+            if (!WFL::ReadString(&in, &domain)) { ok = false; break; }
+          } else if (!WFL::SkipField(&in, t)) {
+            ok = false;
+            break;
+          }
+        }
+        if (!ok || !in.ConsumedEntireMessage()) { ok = false; break; }
+        in.PopLimit(limit);
+        sig.domains.push_back(domain);
       } else if (!WFL::SkipField(&in, tag)) {
         ok = false;
         break;

@@ -13,6 +13,7 @@ namespace oxport::onnx_ir {
 struct GraphSignature {
   std::vector<std::string> inputs;   // graph.input, in order (initializers kept as inputs included)
   std::vector<std::string> outputs;  // graph.output, in order
+  std::vector<std::string> domains;  // opset_import domains ("" for ai.onnx)
 };
 
 Result<GraphSignature> readGraphSignature(const std::filesystem::path& file);

@@ -1,7 +1,10 @@
 #include <torch/csrc/jit/serialization/import.h>
 #include <torch/version.h>
+#include <torch/csrc/jit/passes/inliner.h>
 
+#include <functional>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include <filesystem>
@@ -10,6 +13,7 @@
 #include <google/protobuf/stubs/common.h>
 #include <onnx/onnx_pb.h>
 
+#include "oxport/op_libraries.h"
 #include "torch/frontend.h"
 #include "torch/input_guess.h"
 #include "torch/load_probe.h"
@@ -64,6 +68,77 @@ static std::optional<ModelKind> kindFromSourceRecords(const torch::jit::Block* b
   return std::nullopt;
 }
 
+// "Unknown builtin op: ns::name" in a load failure: load the op library that registers it when
+// oxport can find it (torchvision's) and say so in `notes`; true to try the load again. Other
+// unknown ops are an error saying which library to load.
+static Result<bool> loadLibraryForUnknownOp(const std::filesystem::path& model, const std::string& message,
+                                             std::vector<Diagnostic>& notes) {
+  const std::string key = "Unknown builtin op: ";
+  auto p = message.find(key);
+  if (p == std::string::npos) return false;
+  std::string op = message.substr(p + key.size());
+  auto end = op.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_:");
+  if (end != std::string::npos) op.resize(end);
+  while (!op.empty() && op.back() == ':') op.pop_back();
+  const std::string ns = op.substr(0, op.find("::"));
+  if (ns == "torchvision") {
+    for (const auto& l : loadedOpLibraries())
+      if (l.found_automatically) return false;  // loaded already, and the op is still unknown
+    auto lib_path = findTorchvisionOpLibrary();
+    if (!lib_path)
+      return Error("op-library-missing",
+                   model.filename().string() + " uses " + op + ", from torchvision's op library, which is not loaded "
+                   "and was not found",
+                   "install torchvision's ops (apt-get install python3-torchvision), or pass --load-library "
+                   "PATH/TO/torchvision/_C.so (preset key load_libraries)");
+    OXPORT_ASSIGN(OpLibrary lib, loadOpLibrary(*lib_path, /*found_automatically=*/true));
+    (void)lib;
+    Diagnostic d = makeWarning("op-library-loaded",
+                               "loaded torchvision's op library " + lib_path->string() + " for " + op +
+                                   " (no Python is involved)",
+                               "pass --load-library to use another build");
+    d.severity = Severity::Note;
+    notes.push_back(d);
+    return true;
+  }
+  return Error("op-library-missing",
+               model.filename().string() + " uses " + op + ", an operator that no loaded op library registers",
+               "pass --load-library PATH (preset key load_libraries) naming the shared library that registers "
+               "the " + ns + ":: operators with TORCH_LIBRARY (what torch.ops.load_library loads in Python)");
+}
+
+// Libraries given by the user that register nothing this model uses: a likely mix-up, said as
+// a warning (the load itself succeeded).
+static std::vector<Diagnostic> unusedOpLibraries(torch::jit::Graph& forward) {
+  std::vector<Diagnostic> out;
+  const auto libs = loadedOpLibraries();
+  if (libs.empty()) return out;
+  auto g = forward.copy();
+  torch::jit::Inline(*g);
+  std::set<std::string> kinds;
+  std::function<void(const torch::jit::Block*)> visit = [&](const torch::jit::Block* b) {
+    for (const auto* n : b->nodes()) {
+      kinds.insert(n->kind().toQualString());
+      for (const auto* sb : n->blocks()) visit(sb);
+    }
+  };
+  visit(g->block());
+  for (const auto& l : libs) {
+    if (l.found_automatically) continue;
+    bool used = false;
+    for (const auto& op : l.operators) used = used || kinds.count(op);
+    if (used) continue;
+    out.push_back(makeWarning("op-library-unused",
+                              l.operators.empty()
+                                  ? "the op library " + l.path.string() + " registers no TorchScript operators"
+                                  : "the model uses none of the " + std::to_string(l.operators.size()) +
+                                        " operators the op library " + l.path.string() + " registers (" +
+                                        l.operators.front() + (l.operators.size() > 1 ? ", ..." : "") + ")",
+                              "check that it is the library the model was saved with"));
+  }
+  return out;
+}
+
 static bool hasControlFlow(const torch::jit::Block* b) {
   for (const auto* n : b->nodes()) {
     if (n->kind() == c10::prim::If || n->kind() == c10::prim::Loop) return true;
@@ -107,17 +182,29 @@ Result<Model> Model::load(const std::filesystem::path& path, const ProgressFn& p
   // The zip directory, the entries TorchScript needs and the CRC-32s, before libtorch reads it
   // (libtorch checks little of this; see torch_archive.h).
   OXPORT_TRY(checkTorchScriptArchive(path));
-  // libtorch may still crash on malformed code or pickles: read the file in a child first
-  // (probeLoadInChild polls the cancel itself and kills its child).
-  if (progress) progress(Phase::Load, 0.2, "reading it in a separate process");
-  OXPORT_TRY(probeLoadInChild(path, cancel));
-  if (step(0.5, "compiling its TorchScript code")) return cancelled;
   auto impl = std::make_shared<Impl>();
-  try {
-    impl->module = torch::jit::load(path.string());
-    if (loadGuard() == LoadGuard::CallerIsolated) readAllSourceRanges(impl->module);
-  } catch (const std::exception& e) {
-    return loadFailed(path, torchErrorMessage(e));
+  std::vector<Diagnostic> notes;
+  // A model that uses ops of an op library not loaded yet fails with "Unknown builtin op";
+  // torchvision's library is found and loaded here, then the load is tried again.
+  for (int attempt = 0;; ++attempt) {
+    // libtorch may still crash on malformed code or pickles: read the file in a child first
+    // (probeLoadInChild polls the cancel itself and kills its child).
+    if (progress) progress(Phase::Load, 0.2, "reading it in a separate process");
+    Status probe = probeLoadInChild(path, cancel);
+    if (probe.ok()) {
+      if (step(0.5, "compiling its TorchScript code")) return cancelled;
+      try {
+        impl->module = torch::jit::load(path.string());
+        if (loadGuard() == LoadGuard::CallerIsolated) readAllSourceRanges(impl->module);
+        break;
+      } catch (const std::exception& e) {
+        probe = loadFailed(path, torchErrorMessage(e));
+      }
+    }
+    const std::string message = probe.error().diagnostics().empty() ? "" : probe.error().first().message;
+    if (attempt >= 4 || probe.error().code() != "load-failed") return probe.error();
+    OXPORT_ASSIGN(bool retry, loadLibraryForUnknownOp(path, message, notes));
+    if (!retry) return probe.error();
   }
   if (step(0.8, "reading forward()'s signature and the parameters")) return cancelled;
   auto method = impl->module.find_method("forward");
@@ -178,6 +265,8 @@ Result<Model> Model::load(const std::filesystem::path& path, const ProgressFn& p
     info.parameter_bytes += b.value.numel() * static_cast<int64_t>(b.value.element_size());
   }
   info.input_guesses = guessInputShapes(impl->module);
+  info.load_notes = std::move(notes);
+  for (auto& d : unusedOpLibraries(*graph)) info.load_notes.push_back(std::move(d));
   if (cancel.cancelled()) return cancelled;
   if (progress) progress(Phase::Load, 1.0, "loaded");
   return Model(impl);

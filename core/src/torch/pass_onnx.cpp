@@ -1,5 +1,6 @@
 // The pipeline's ONNX passes, after conversion, and the write.
 #include <cstdlib>
+#include <functional>
 #include <sstream>
 
 #include "convert/util.h"
@@ -105,9 +106,16 @@ Status passWeightsAsInputs(ExportState& s) {
 }
 
 Status passOpsetImports(ExportState& s) {
+  // Nodes inside If branches and Loop bodies count too.
   std::set<std::string> domains;
-  for (const auto& n : s.model.graph.nodes)
-    if (!n.domain.empty()) domains.insert(n.domain);
+  std::function<void(const onnx_ir::Graph&)> collect = [&](const onnx_ir::Graph& g) {
+    for (const auto& n : g.nodes) {
+      if (!n.domain.empty()) domains.insert(n.domain);
+      for (const auto& a : n.attributes)
+        if (const auto* sg = std::get_if<std::shared_ptr<onnx_ir::Graph>>(&a.value); sg && *sg) collect(**sg);
+    }
+  };
+  collect(s.model.graph);
   for (const auto& d : domains) {
     auto it = s.options.custom_opsets.find(d);
     s.model.opset_imports[d] = it == s.options.custom_opsets.end() ? 1 : it->second;
