@@ -122,6 +122,10 @@ CASES = [
     case("nonzero_int", lambda x: torch.nonzero(x), [Npy(np.array([[0, 3], [2, 0]], dtype=I64))]),
     case("nonzero_numpy", lambda x: torch.nonzero(x > 0, as_tuple=True), [T(3, 4)], opsets=ALL),
     case("nonzero_empty", lambda x: torch.nonzero(x > 100), [T(3, 4)]),
+    # torch.where(cond) with one argument, as torchvision's box filtering writes it.
+    case("where_one_argument", lambda x: torch.where(x > 0), [T(3, 4)], opsets=(9, 11, 17), dynamic={0: [0, 1]}),
+    case("where_one_argument_gather", lambda x, s: s[torch.where(s > 0.2)[0]] * 2, [T(3, 4), T(6, fill="rand")],
+         opsets=(11, 17), dynamic={1: [0]}),
     # advanced indexing
     case("index_tensor", lambda x, i: x[i], [T(4, 3), Npy(np.array([3, 0, -1], dtype=I64))], opsets=ALL, dynamic={0: [1]}),
     case("index_tensor_2d", lambda x, i: x[:, i], [T(2, 5, 3), Npy(np.array([[0, 4], [-2, 1]], dtype=I64))], opsets=ALL),

@@ -201,7 +201,7 @@ ConvertFn clampOneSide(bool is_min) {
 
 // where(condition, self, other)
 Status convertWhere(Context& ctx, const Node& n) {
-  if (n.inputs.size() == 1) return ctx.error("unsupported-form", "where(condition) with one argument (nonzero) is not supported");
+  if (n.inputs.size() == 1) return convertNonzeroNumpy(ctx, n);  // where(condition): the indices
   OXPORT_ASSIGN(std::string c, ctx.tensorOfType(n.input(0), DType::Bool));
   const DType dt = n.output(0)->meta.dtype;
   OXPORT_ASSIGN(std::string a, ctx.tensorOfType(n.input(1), dt));

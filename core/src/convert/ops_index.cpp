@@ -229,7 +229,9 @@ Status convertNonzero(Context& ctx, const Node& n) {
   return bindOut(ctx, n, ctx.emit1("Transpose", {ctx.emit1("NonZero", {x})}, {attrInts("perm", {1, 0})}));
 }
 
-// nonzero_numpy(self) -> one index tensor per dim
+}  // namespace
+
+// nonzero_numpy(self) and where(condition) -> one index tensor per dim
 Status convertNonzeroNumpy(Context& ctx, const Node& n) {
   OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
   std::string nz = ctx.emit1("NonZero", {x});
@@ -243,6 +245,8 @@ Status convertNonzeroNumpy(Context& ctx, const Node& n) {
   }
   return okStatus();
 }
+
+namespace {
 
 // ---- advanced indexing
 

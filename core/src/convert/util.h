@@ -50,6 +50,9 @@ std::string arangeOf(Context& ctx, const std::string& n);
 // The size of axis `dim` of x, from Shape: a 1-element 1-D int64 tensor (scalar=true: 0-d).
 std::string dimSize(Context& ctx, const std::string& x, int64_t dim, bool scalar = false);
 
+// nonzero_numpy(self) and where(condition): one int64 index tensor per dim (ops_index.cpp).
+Status convertNonzeroNumpy(Context& ctx, const Node& n);
+
 // Where(c, a, b) with a and b of dtype dt. ONNX Runtime (1.20) has no Where kernel for bool, int8
 // or int16 values: those go through int32 and back (exact).
 std::string whereTyped(Context& ctx, const std::string& c, const std::string& a, const std::string& b, DType dt);
