@@ -25,6 +25,10 @@ CASES = [
     case("unsqueeze_squeeze", lambda x: x.unsqueeze(1).squeeze(1).unsqueeze(-1), [T(2, 3)], opsets=(11, 13)),
     case("squeeze_all", lambda x: x.squeeze(), [T(1, 3, 1, 4)], opsets=(11, 13)),
     case("cat", lambda a, b: torch.cat([a, b], dim=1), [T(2, 3), T(2, 5)], dynamic={0: [0], 1: [0]}),
+    # 1-d parts whose size depends on the data, all empty in the example run (a detector's scores
+    # for an image without detections): they are concatenated, not dropped.
+    case("cat_data_dependent_empty", lambda x: torch.cat([x[x > 5], x[x < -5], x[x > 1.5]]),
+         [T(4, 3)], opsets=(11, 17), dynamic={0: [0]}),
     case("stack", lambda a, b: torch.stack([a, b], dim=-1), [T(2, 3), T(2, 3)]),
     case("split_sizes", lambda x: torch.split(x, [2, 3], dim=1), [T(2, 5)], opsets=(11, 13)),
     case("chunk", lambda x: x.chunk(3, dim=-1)[1] * 2, [T(2, 9)], opsets=(11, 13)),

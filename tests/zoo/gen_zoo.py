@@ -51,6 +51,32 @@ def seg_model(name, fn, size):
                 outputs={"out": [0, 2, 3]})
 
 
+class DetOut(nn.Module):
+    """A torchvision detector as deployment code traces it: one image in, (boxes, labels, scores) out."""
+
+    def __init__(self, m):
+        super().__init__()
+        self.m = m
+
+    def forward(self, x):
+        out = self.m([x[0]])[0]
+        return out["boxes"], out["labels"], out["scores"]
+
+
+def det_model(name, fn, size, **kw):
+    """With random weights every score is low: no score threshold, a fixed number of detections, so
+    that NMS and the box decoding are compared (the image's height and width are dynamic)."""
+    def build():
+        import torchvision.models.detection as det
+        return DetOut(getattr(det, fn)(weights=None, weights_backbone=None, **kw))
+    # Pixel values in [0, 1) as images have ("rand"): normal noise makes near-equal scores, whose
+    # order NMS may break either way. The detection count depends on the data: no output axis is
+    # declared to follow the inputs.
+    return dict(name=name, build=build, no_grad=True, meta_run=False,
+                inputs=[dict(name="image", shape=[1, 3, size, size], dtype="float32", dynamic=[2, 3], fill="rand")],
+                outputs={"boxes": [], "labels": [], "scores": []}, opsets=[11, 17])
+
+
 def vit_b_16():
     # torchvision zero-initializes the ViT head, which would make the logits all zero and the
     # comparison vacuous: give the head random weights like every other layer.
@@ -128,6 +154,8 @@ MODELS = [
     image_model("inception_v3", tv("inception_v3", aux_logits=False, init_weights=True), 75),
     image_model("vit_b_16", vit_b_16, 224),
     seg_model("lraspp_mobilenet_v3_large", "lraspp_mobilenet_v3_large", 64),
+    det_model("fasterrcnn_mobilenet_v3_large_320_fpn", "fasterrcnn_mobilenet_v3_large_320_fpn", 320,
+              box_score_thresh=0.0, box_detections_per_img=30),
     # nn.TransformerEncoder, 4 layers, d_model 64: the composite path (traced with autograd on) ...
     encoder_model("transformer_encoder", encoder(), False, False),
     encoder_model("transformer_encoder_mask", encoder(), False, True),
@@ -152,7 +180,7 @@ MODELS = [
 def make_tensor(spec, shape, seed):
     """The tensor oxport makes from {"fill": "randn", "seed": seed} (frontend.cpp's makeTensor)."""
     g = torch.Generator().manual_seed(seed)
-    t = torch.randn(shape, generator=g)
+    t = torch.rand(shape, generator=g) if spec.get("fill") == "rand" else torch.randn(shape, generator=g)
     if spec["dtype"] == "bool":
         return torch.rand(shape, generator=g) > 0.5
     return t.to(getattr(torch, spec["dtype"]))
@@ -195,7 +223,7 @@ def main():
         for spec in m["inputs"]:
             seed = mask_seed(spec) if spec["dtype"] == "bool" else 0
             args.append(make_tensor(spec, spec["shape"], seed))
-            preset_args.append({"tensor": {"shape": spec["shape"], "dtype": spec["dtype"], "fill": "randn",
+            preset_args.append({"tensor": {"shape": spec["shape"], "dtype": spec["dtype"], "fill": spec.get("fill", "randn"),
                                            "seed": seed}})
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -211,7 +239,8 @@ def main():
         for s in m["inputs"]:
             dyn[s["name"]] = {str(a): f"{s['name']}_{a}" for a in s["dynamic"]}
         for o, axes in m["outputs"].items():
-            dyn[o] = {str(a): f"{o}_{a}" for a in axes}
+            if axes:
+                dyn[o] = {str(a): f"{o}_{a}" for a in axes}
         # The seed's defaults otherwise (keep_initializers_as_inputs None, ONNX_FALLTHROUGH), as
         # users export: the weights are graph inputs, what the export computes is not.
         preset = {"format": "oxport-preset", "version": 1, "model": "model.pt", "args": preset_args,
@@ -219,7 +248,7 @@ def main():
         with open(os.path.join(folder, "preset.json"), "w") as f:
             json.dump(preset, f, indent=2)
         manifest.append({"name": name, "dir": name, "opsets": m.get("opsets", [11, 13, 17]),
-                         "tolerance": m.get("tolerance", 1e-4)})
+                         "tolerance": m.get("tolerance", 1e-4), "meta_run": m.get("meta_run", True)})
         print(f"  {name}", flush=True)
     with open(os.path.join(out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)

@@ -129,15 +129,18 @@ Status convertSqueeze(Context& ctx, const Node& n) {
   return bindOut(ctx, n, ctx.squeeze(x, {dim}));
 }
 
-// cat(tensors, dim): empty (0-element, 1-d) tensors are skipped as PyTorch does.
+// cat(tensors, dim): empty 1-d tensors next to tensors of another rank are skipped as PyTorch
+// does (its legacy placeholder). Between 1-d tensors an empty one stays: its size may only have
+// been 0 in the example run (a detector's boxes for an image without any), and Concat takes it.
 Status convertCat(Context& ctx, const Node& n) {
   OXPORT_ASSIGN(auto elems, ctx.listElements(n.input(0)));
   OXPORT_ASSIGN(int64_t dim, ctx.constInt(n.input(1)));
   std::vector<std::string> parts;
   int rank = 0;
+  const int out_rank = n.output(0)->meta.rank();
   for (const Value* e : elems) {
     const auto& s = ctx.meta(e).shape;
-    if (s.size() == 1 && s[0] == 0) continue;
+    if (s.size() == 1 && s[0] == 0 && out_rank != 1) continue;
     rank = static_cast<int>(s.size());
     OXPORT_ASSIGN(std::string t, ctx.tensorOfType(e, n.output(0)->meta.dtype));
     parts.push_back(t);
