@@ -39,6 +39,7 @@
 #include "inputspanel.h"
 #include "inspector.h"
 #include "optionsform.h"
+#include "oxport/op_libraries.h"
 #include "oxport/runtime.h"
 #include "settingswriter.h"
 #include "taskrunner.h"
@@ -434,9 +435,26 @@ void MainWindow::openModel(const QString& path_in, std::optional<Preset> form) {
   export_->startPhases({Phase::Load});
   torch_->setMessage(tr("Loading %1…").arg(QFileInfo(path).fileName()));
   const std::filesystem::path p = path.toStdString();
+  // Op libraries the model needs, loaded first: the form's (a preset opened with it), else those
+  // of the preset beside the model, and those already in the form for this same model.
+  std::vector<std::string> libraries;
+  if (form) {
+    libraries = form->load_libraries;
+  } else {
+    const QFileInfo fi(path);
+    const QString sibling = fi.absolutePath() + QLatin1Char('/') + fi.completeBaseName() + QStringLiteral(".preset.json");
+    if (QFileInfo::exists(sibling))
+      if (auto sp = loadPreset(sibling.toStdString()); sp.ok())
+        libraries = withAbsolutePaths(sp.value(), fi.absolutePath().toStdString()).load_libraries;
+    if (preset_.model && q(*preset_.model) == path)
+      libraries.insert(libraries.end(), preset_.load_libraries.begin(), preset_.load_libraries.end());
+  }
   load_job_ = runner_->run<Result<Model>>(
       tr("Loading %1").arg(QFileInfo(path).fileName()),
-      [p](const ProgressFn& progress, const CancelToken& cancel) { return Model::load(p, progress, cancel); },
+      [p, libraries](const ProgressFn& progress, const CancelToken& cancel) -> Result<Model> {
+        for (const auto& lib : libraries) OXPORT_TRY(loadOpLibrary(lib));
+        return Model::load(p, progress, cancel);
+      },
       [this, path, form](Result<Model>& r) {
         load_job_ = -1;
         updateActions();
@@ -508,10 +526,15 @@ void MainWindow::openModel(const QString& path_in, std::optional<Preset> form) {
                                         .arg(info_.parameter_count));
         export_->clearResult();
         export_->clearVerify();
-        diagnostics_->setDiagnostics(preset_problems, preset_problems.empty() ? QString() : tr("Preset"));
+        const bool preset_failed = !preset_problems.empty();
+        for (const auto& d : info_.load_notes) {
+          log(q(d.toString()));
+          preset_problems.push_back(d);  // an op library loaded for the model, or one it does not use
+        }
+        diagnostics_->setDiagnostics(preset_problems, preset_problems.empty() ? QString() : tr("Loading"));
         onnx_->clearGraph(tr("Export (Ctrl+E) to see the ONNX graph."));
         inspector_->showNothing();
-        status_->setText(preset_problems.empty()
+        status_->setText(!preset_failed
                              ? tr("Opened %1").arg(path)
                              : tr("Opened %1; the preset next to it could not be used (see Diagnostics)").arg(path));
         log(tr("Opened %1\n%2").arg(path, q(info_.schema)));

@@ -3,6 +3,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -199,6 +200,44 @@ OptionsForm::OptionsForm(QWidget* parent) : QWidget(parent) {
     commit(QString(), tr("Set graph_mode to %1").arg(graph_mode_->currentText()));
   });
 
+  // load_libraries: op libraries to load before the model (paths, separated by ';').
+  load_libraries_ = new QLineEdit;
+  load_libraries_->setObjectName(QStringLiteral("opt.load_libraries"));
+  load_libraries_->setPlaceholderText(tr("none (torchvision's is found by itself)"));
+  tip(load_libraries_, tr("load_libraries (oxport's own option): shared libraries that register operators with "
+                          "TORCH_LIBRARY (a vendor's ops, as torch.ops.load_library loads them in Python), loaded "
+                          "before the model; separate several with ';'. A model that uses torchvision's ops loads "
+                          "torchvision's library without it. Saved in the preset relative to its folder."));
+  auto* pick = new QToolButton;
+  pick->setObjectName(QStringLiteral("opt.load_libraries.pick"));
+  pick->setText(tr("Add…"));
+  pick->setToolTip(tr("Choose an op library (.so) to add"));
+  auto* libs_row = new QHBoxLayout;
+  libs_row->setContentsMargins(0, 0, 0, 0);
+  libs_row->addWidget(load_libraries_, 1);
+  libs_row->addWidget(pick);
+  form->addRow(tr("load_libraries"), libs_row);
+  auto setLibraries = [this](const QString& text) {
+    std::vector<std::string> libs;
+    for (const QString& part : text.split(QLatin1Char(';'), Qt::SkipEmptyParts))
+      if (!part.trimmed().isEmpty()) libs.push_back(part.trimmed().toStdString());
+    state_.load_libraries = std::move(libs);
+  };
+  connect(load_libraries_, &QLineEdit::textEdited, this, [this, setLibraries](const QString& t) {
+    setLibraries(t);
+    commit(QStringLiteral("load_libraries"), tr("Edit load_libraries"));
+  });
+  connect(pick, &QToolButton::clicked, this, [this, setLibraries] {
+    const QString file = QFileDialog::getOpenFileName(this, tr("Add an op library"), QString(),
+                                                      tr("Shared libraries (*.so *.so.*);;All files (*)"));
+    if (file.isEmpty()) return;
+    QString text = load_libraries_->text().trimmed();
+    text = text.isEmpty() ? file : text + QStringLiteral("; ") + file;
+    load_libraries_->setText(text);
+    setLibraries(text);
+    commit(QString(), tr("Add the op library %1").arg(QFileInfo(file).fileName()));
+  });
+
   auto summary = [&](const QString& label, QLabel*& l, const QString& name, const QString& t) {
     l = new QLabel;
     l->setObjectName(name);
@@ -258,6 +297,13 @@ void OptionsForm::setState(const Preset& p) {
       b6(opset_), b7(constant_folding_), b8(keep_initializers_), b9(custom_opsets_), b10(graph_mode_);
   const QString out = p.output ? q(*p.output) : QString();
   if (output_->text() != out) output_->setText(out);
+  {
+    const QSignalBlocker b11(load_libraries_);
+    QStringList libs;
+    for (const auto& l : p.load_libraries) libs << q(l);
+    const QString text = libs.join(QStringLiteral("; "));
+    if (load_libraries_->text() != text) load_libraries_->setText(text);
+  }
   export_params_->setChecked(o.export_params);
   verbose_->setChecked(o.verbose);
   training_->setCurrentIndex(training_->findData(static_cast<int>(o.training)));
@@ -293,6 +339,7 @@ QWidget* OptionsForm::widgetForOption(const std::string& option) const {
   if (option == "keep_initializers_as_inputs") return keep_initializers_;
   if (option.rfind("custom_opsets", 0) == 0) return custom_opsets_;
   if (option == "graph_mode") return graph_mode_;
+  if (option.rfind("load_libraries", 0) == 0) return load_libraries_;
   if (option.rfind("input_names", 0) == 0) return input_names_;
   if (option.rfind("output_names", 0) == 0) return output_names_;
   if (option.rfind("dynamic_axes", 0) == 0) return dynamic_axes_;

@@ -54,6 +54,7 @@ class OptionsForm : public QWidget {
   QComboBox* keep_initializers_ = nullptr;
   QLineEdit* custom_opsets_ = nullptr;
   QComboBox* graph_mode_ = nullptr;
+  QLineEdit* load_libraries_ = nullptr;
   QLabel* input_names_ = nullptr;
   QLabel* output_names_ = nullptr;
   QLabel* dynamic_axes_ = nullptr;

@@ -752,7 +752,6 @@ json presetJsonValue(const Preset& p) {
   j["version"] = kPresetVersion;
   j["model"] = p.model ? json(*p.model) : json(nullptr);
   j["output"] = p.output ? json(*p.output) : json(nullptr);
-  j["load_libraries"] = p.load_libraries;
   json args = json::array();
   for (const ArgValue& a : o.args) args.push_back(argToJson(a));
   j["args"] = std::move(args);
@@ -786,6 +785,7 @@ json presetJsonValue(const Preset& p) {
   for (const auto& [domain, version] : o.custom_opsets) opsets[domain] = version;
   j["custom_opsets"] = std::move(opsets);
   j["graph_mode"] = graphModeName(o.graph_mode);
+  j["load_libraries"] = p.load_libraries;
   return j;
 }
 

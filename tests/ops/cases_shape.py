@@ -5,6 +5,21 @@ import torch.nn.functional as F
 from optest import Npy, T, case
 
 
+class FormatsAFloat(torch.nn.Module):
+    """An f-string of a float attribute, as nn.MultiheadAttention builds its fast-path reasons:
+    aten::format takes its argument count on the stack (it failed with an internal assert)."""
+
+    def __init__(self):
+        super().__init__()
+        self.p = 0.1
+
+    def forward(self, x):
+        msg = f"dropout was {self.p}, required {0}"
+        if len(msg) > 3:
+            return x * 2
+        return x
+
+
 class ShapeQueries(torch.nn.Module):
     def forward(self, x):
         return x * len(x) + x.dim() + x.numel() + int(x.is_floating_point())
@@ -87,6 +102,7 @@ CASES = [
          dynamic={0: [0, 1]}),
     case("numel", lambda x: x * x.numel(), [T(2, 3)], dynamic={0: [0]}),
     case("shape_queries_script", ShapeQueries(), [T(3, 2)], script=True, dynamic={0: [0]}),
+    case("format_float_script", FormatsAFloat(), [T(3, 2)], script=True, opsets=(11,)),
     case("item_script", ItemScript(), [T(3, 2)], script=True),
 ]
 

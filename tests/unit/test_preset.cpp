@@ -517,7 +517,8 @@ TEST(PresetWrite, WritesEveryKeyInOrder) {
                                             "verbose", "training", "input_names", "output_names",
                                             "operator_export_type", "opset_version", "do_constant_folding",
                                             "dynamic_axes", "keep_initializers_as_inputs", "custom_opsets",
-                                            "graph_mode"}));
+                                            "graph_mode", "load_libraries"}));
+  EXPECT_TRUE(j["load_libraries"].is_array() && j["load_libraries"].empty());
   EXPECT_EQ(j["format"], "oxport-preset");
   EXPECT_EQ(j["version"], 1);
   EXPECT_TRUE(j["model"].is_null());
@@ -775,6 +776,21 @@ TEST(TensorSpecText, Format) {
   EXPECT_EQ(formatTensorSpec(spec({1, 3, 224, 224})), "1x3x224x224:float32:randn");
   EXPECT_EQ(formatTensorSpec(spec({}, DType::Int64, FillKind::Zeros, 3)), "int64:seed=3:zeros");
   EXPECT_EQ(formatTensorSpec(spec({2}, DType::Float32, FillKind::Npy, 0, "a:b.npy")), "2:float32:npy=a:b.npy");
+}
+
+// load_libraries: paths relative to the preset's folder, like model; kept as written when saved.
+TEST(PresetLoadLibraries, ParsedRoundTripAndResolved) {
+  const Preset p = parsed(R"({"model": "m.pt", "load_libraries": ["libvendor.so", "/opt/x/libops.so"]})");
+  EXPECT_EQ(p.load_libraries, (std::vector<std::string>{"libvendor.so", "/opt/x/libops.so"}));
+  auto again = parsePreset(presetToJson(p));
+  ASSERT_TRUE(again.ok()) << again.error().message();
+  EXPECT_EQ(*again, p);
+  const Preset r = resolvePresetPaths(p, "/home/u/presets/p.json");
+  EXPECT_EQ(r.load_libraries, (std::vector<std::string>{"/home/u/presets/libvendor.so", "/opt/x/libops.so"}));
+  const Diagnostic empty = errorOf(R"({"load_libraries": [""]})");
+  EXPECT_EQ(empty.option, "load_libraries[0]");
+  const Diagnostic wrong = errorOf(R"({"load_libraries": "libvendor.so"})");
+  EXPECT_EQ(wrong.option, "load_libraries");
 }
 
 }  // namespace

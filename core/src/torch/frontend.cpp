@@ -1329,6 +1329,10 @@ class Frontend {
       if (it == env_.end()) return nodeError(n, "internal", "input %" + in->debugName() + " has no value");
       stack.push_back(it->second);
     }
+    // Vararg ops (aten::format, prim::TupleConstruct's kin) take their input count on the stack,
+    // as TorchScript's interpreter pushes it (the OPN instruction).
+    if (const c10::FunctionSchema* schema = n->maybeSchema(); schema && schema->is_vararg())
+      stack.push_back(IValue(static_cast<int64_t>(n->inputs().size())));
     if (n->kind() == c10::Symbol::fromQualString("aten::fused_moving_avg_obs_fake_quant") && stack.size() > 1 &&
         stack[1].isTensor()) {
       // The export uses the observer statistics as saved: the example run must not update them.
