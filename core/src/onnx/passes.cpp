@@ -195,29 +195,38 @@ int deduplicateInitializers(Graph& g) {
   return static_cast<int>(replace.size());
 }
 
-int eliminateIdentities(Graph& g) {
+// Removes the main graph's nodes for which `replacement` names the tensor that stands for the
+// node's single output; later inputs (subgraphs' included) are renamed to it. Nodes whose output
+// is a graph output are never removed. Returns the count removed.
+static int replaceNodes(Graph& g, const std::function<std::optional<std::string>(Node&)>& replacement) {
   std::unordered_set<std::string> outputs;
   for (const auto& o : g.outputs) outputs.insert(o.name);
   std::unordered_map<std::string, std::string> replace;
   std::vector<Node> kept;
   int removed = 0;
   for (auto& n : g.nodes) {
-    if (n.op_type == "Identity" && n.domain.empty() && !outputs.count(n.outputs[0])) {
-      std::string src = n.inputs[0];
-      auto it = replace.find(src);
-      replace[n.outputs[0]] = it != replace.end() ? it->second : src;
-      ++removed;
-      continue;
-    }
     for (auto& i : n.inputs) {
       auto it = replace.find(i);
       if (it != replace.end()) i = it->second;
     }
+    if (n.outputs.size() == 1 && !outputs.count(n.outputs[0]))
+      if (auto r = replacement(n)) {
+        if (*r != n.outputs[0]) replace[n.outputs[0]] = *r;
+        ++removed;
+        continue;
+      }
     renameInSubgraphs(n, replace);
     kept.push_back(std::move(n));
   }
   g.nodes = std::move(kept);
   return removed;
+}
+
+int eliminateIdentities(Graph& g) {
+  return replaceNodes(g, [](Node& n) -> std::optional<std::string> {
+    if (n.op_type == "Identity" && n.domain.empty()) return n.inputs[0];
+    return std::nullopt;
+  });
 }
 
 int eliminateNoops(Graph& g) {
@@ -234,44 +243,28 @@ int eliminateNoops(Graph& g) {
     auto it = scalars.find(name);
     return it != scalars.end() && it->second == v;
   };
-  std::unordered_set<std::string> outputs;
-  for (const auto& o : g.outputs) outputs.insert(o.name);
-  std::unordered_map<std::string, std::string> replace;
-  std::vector<Node> kept;
-  int removed = 0;
-  for (auto& n : g.nodes) {
-    for (auto& i : n.inputs) {
-      auto it = replace.find(i);
-      if (it != replace.end()) i = it->second;
-    }
-    int keep = -1;  // the input that is the result
-    if (n.domain.empty() && n.inputs.size() == 2 && n.outputs.size() == 1 && !outputs.count(n.outputs[0])) {
-      const std::string& a = n.inputs[0];
-      const std::string& b = n.inputs[1];
-      // A 0-d neutral operand broadcasts to the other's shape and dtype: x + 0, 0 + x, x - 0,
-      // x * 1, 1 * x, x / 1 are x.
-      if (n.op_type == "Add") keep = is(b, 0) ? 0 : is(a, 0) ? 1 : -1;
-      else if (n.op_type == "Sub") keep = is(b, 0) ? 0 : -1;
-      else if (n.op_type == "Mul") keep = is(b, 1) ? 0 : is(a, 1) ? 1 : -1;
-      else if (n.op_type == "Div") keep = is(b, 1) ? 0 : -1;
-    }
-    if (keep >= 0) {
-      replace[n.outputs[0]] = n.inputs[static_cast<size_t>(keep)];
-      ++removed;
-      continue;
-    }
+  int rewritten = 0;
+  const int removed = replaceNodes(g, [&](Node& n) -> std::optional<std::string> {
+    if (!n.domain.empty() || n.inputs.size() != 2) return std::nullopt;
+    const std::string& a = n.inputs[0];
+    const std::string& b = n.inputs[1];
+    // A 0-d neutral operand broadcasts to the other's shape and dtype: x + 0, 0 + x, x - 0,
+    // x * 1, 1 * x, x / 1 are x.
+    if (n.op_type == "Add" && is(b, 0)) return a;
+    if (n.op_type == "Add" && is(a, 0)) return b;
+    if (n.op_type == "Sub" && is(b, 0)) return a;
+    if (n.op_type == "Mul" && is(b, 1)) return a;
+    if (n.op_type == "Mul" && is(a, 1)) return b;
+    if (n.op_type == "Div" && is(b, 1)) return a;
     // 1 / x of a floating type is Reciprocal(x).
-    if (n.domain.empty() && n.op_type == "Div" && n.inputs.size() == 2 && floating.count(n.inputs[0]) &&
-        is(n.inputs[0], 1)) {
+    if (n.op_type == "Div" && floating.count(a) && is(a, 1)) {
       n.op_type = "Reciprocal";
       n.inputs.erase(n.inputs.begin());
-      ++removed;
+      ++rewritten;
     }
-    renameInSubgraphs(n, replace);
-    kept.push_back(std::move(n));
-  }
-  g.nodes = std::move(kept);
-  return removed;
+    return std::nullopt;
+  });
+  return removed + rewritten;
 }
 
 namespace {
@@ -313,37 +306,19 @@ int foldConstantCasts(Graph& g) {
   std::unordered_map<std::string, size_t> constants;  // small non-weight initializers
   for (size_t i = 0; i < g.initializers.size(); ++i)
     if (!g.initializers[i].weight && g.initializers[i].tensor.numel() <= 64) constants[g.initializers[i].name] = i;
-  std::unordered_set<std::string> outputs;
-  for (const auto& o : g.outputs) outputs.insert(o.name);
-  std::unordered_map<std::string, std::string> replace;
-  std::vector<Node> kept;
-  int folded = 0;
-  for (auto& n : g.nodes) {
-    for (auto& i : n.inputs) {
-      auto it = replace.find(i);
-      if (it != replace.end()) i = it->second;
-    }
-    if (n.op_type == "Cast" && n.domain.empty() && n.inputs.size() == 1 && n.outputs.size() == 1 &&
-        !outputs.count(n.outputs[0])) {
-      auto it = constants.find(n.inputs[0]);
-      const Attribute* to = n.attr("to");
-      if (it != constants.end() && to && std::holds_alternative<int64_t>(to->value)) {
-        auto dt = fromOnnxDataType(static_cast<int>(std::get<int64_t>(to->value)));
-        auto cast = dt ? castOnHost(g.initializers[it->second].tensor, *dt) : std::nullopt;
-        if (cast) {
-          const std::string name = n.outputs[0];
-          g.initializers.push_back({name, std::move(*cast), false});
-          constants[name] = g.initializers.size() - 1;
-          ++folded;
-          continue;  // the Cast's output is now that constant
-        }
-      }
-    }
-    renameInSubgraphs(n, replace);
-    kept.push_back(std::move(n));
-  }
-  g.nodes = std::move(kept);
-  return folded;
+  return replaceNodes(g, [&](Node& n) -> std::optional<std::string> {
+    if (n.op_type != "Cast" || !n.domain.empty() || n.inputs.size() != 1) return std::nullopt;
+    auto it = constants.find(n.inputs[0]);
+    const Attribute* to = n.attr("to");
+    if (it == constants.end() || !to || !std::holds_alternative<int64_t>(to->value)) return std::nullopt;
+    auto dt = fromOnnxDataType(static_cast<int>(std::get<int64_t>(to->value)));
+    auto cast = dt ? castOnHost(g.initializers[it->second].tensor, *dt) : std::nullopt;
+    if (!cast) return std::nullopt;
+    // The Cast's output becomes that constant.
+    g.initializers.push_back({n.outputs[0], std::move(*cast), false});
+    constants[n.outputs[0]] = g.initializers.size() - 1;
+    return n.outputs[0];
+  });
 }
 
 static const Initializer* findInit(const Graph& g, const std::string& name) {
