@@ -63,18 +63,39 @@ class DetOut(nn.Module):
         return out["boxes"], out["labels"], out["scores"]
 
 
-def det_model(name, fn, size, **kw):
+def det_model(name, fn, size, init=None, tolerance=1e-4, **kw):
     """With random weights every score is low: no score threshold, a fixed number of detections, so
-    that NMS and the box decoding are compared (the image's height and width are dynamic)."""
+    that NMS and the box decoding are compared (the image's height and width are dynamic). init,
+    if given, re-draws the random weights of a model whose own initialization leaves every score
+    equal (then NMS only breaks ties, and any order is right)."""
     def build():
         import torchvision.models.detection as det
-        return DetOut(getattr(det, fn)(weights=None, weights_backbone=None, **kw))
+        model = getattr(det, fn)(weights=None, weights_backbone=None, **kw)
+        if init:
+            init(model)
+        return DetOut(model)
     # Pixel values in [0, 1) as images have ("rand"): normal noise makes near-equal scores, whose
     # order NMS may break either way. The detection count depends on the data: no output axis is
     # declared to follow the inputs.
     return dict(name=name, build=build, no_grad=True, meta_run=False,
                 inputs=[dict(name="image", shape=[1, 3, size, size], dtype="float32", dynamic=[2, 3], fill="rand")],
-                outputs={"boxes": [], "labels": [], "scores": []}, opsets=[11, 17])
+                outputs={"boxes": [], "labels": [], "scores": []}, opsets=[11, 17], tolerance=tolerance)
+
+
+def ssd_signal_init(cls_scale):
+    """SSD's own initialization (std 0.03 convolutions) shrinks the features to ~1e-13 on the way
+    through the backbone: every class score is then exactly 1/num_classes and NMS compares ties.
+    Variance-keeping random convolutions (He, fan-in) keep a signal; the classification head is
+    scaled so that the scores stay apart (not all saturated at 1)."""
+    def init(model):
+        with torch.no_grad():
+            for mod in model.modules():
+                if isinstance(mod, nn.Conv2d):
+                    nn.init.kaiming_normal_(mod.weight, mode="fan_in", nonlinearity="relu")
+            for mod in model.head.classification_head.module_list:
+                last = [c for c in mod.modules() if isinstance(c, nn.Conv2d)][-1]
+                last.weight.mul_(cls_scale)
+    return init
 
 
 def vit_b_16():
@@ -156,6 +177,11 @@ MODELS = [
     seg_model("lraspp_mobilenet_v3_large", "lraspp_mobilenet_v3_large", 64),
     det_model("fasterrcnn_mobilenet_v3_large_320_fpn", "fasterrcnn_mobilenet_v3_large_320_fpn", 320,
               box_score_thresh=0.0, box_detections_per_img=30),
+    # SSD resizes every image to 320x320. At 321x321, ONNX Runtime's Resize computes the sampling
+    # positions from 320/321 and libtorch from 321/320: positions a few 1e-5 pixel apart, which on a
+    # noise image are 6.5e-5 apart in the resized image and 1.5e-4 of the largest score at the end.
+    det_model("ssdlite320_mobilenet_v3_large", "ssdlite320_mobilenet_v3_large", 320, init=ssd_signal_init(0.2),
+              tolerance=3e-4, score_thresh=0.0, detections_per_img=30),
     # nn.TransformerEncoder, 4 layers, d_model 64: the composite path (traced with autograd on) ...
     encoder_model("transformer_encoder", encoder(), False, False),
     encoder_model("transformer_encoder_mask", encoder(), False, True),
