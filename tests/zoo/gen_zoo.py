@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 """Generates the model-zoo fixtures: OUT/<model>/model.pt + preset.json, and OUT/manifest.json.
 
-usage: gen_zoo.py OUT_DIR [NAME ...]
+usage: gen_zoo.py OUT_DIR [--full] [NAME ...]
+Models marked full (the slow detectors) are made only with --full; their manifest entries have the
+label "zoo-full" (the test_zoo_full tests, built with -DOXPORT_ZOO_FULL=ON), the others "zoo".
 Run with /usr/bin/python3 (the Python that has torch and torchvision). Weights are random
 (torch.manual_seed(0), never downloaded); every module is in eval mode and traced as a user would
 trace it, then saved with torch.jit.save. Models marked no_grad are traced under torch.no_grad(),
@@ -63,7 +65,7 @@ class DetOut(nn.Module):
         return out["boxes"], out["labels"], out["scores"]
 
 
-def det_model(name, fn, size, init=None, tolerance=1e-4, **kw):
+def det_model(name, fn, size, init=None, tolerance=1e-4, full=False, **kw):
     """With random weights every score is low: no score threshold, a fixed number of detections, so
     that NMS and the box decoding are compared (the image's height and width are dynamic). init,
     if given, re-draws the random weights of a model whose own initialization leaves every score
@@ -79,18 +81,20 @@ def det_model(name, fn, size, init=None, tolerance=1e-4, **kw):
     # declared to follow the inputs.
     return dict(name=name, build=build, no_grad=True, meta_run=False,
                 inputs=[dict(name="image", shape=[1, 3, size, size], dtype="float32", dynamic=[2, 3], fill="rand")],
-                outputs={"boxes": [], "labels": [], "scores": []}, opsets=[11, 17], tolerance=tolerance)
+                outputs={"boxes": [], "labels": [], "scores": []}, opsets=[11, 17], tolerance=tolerance,
+                full=full)
 
 
-def ssd_signal_init(cls_scale):
-    """SSD's own initialization (std 0.03 convolutions) shrinks the features to ~1e-13 on the way
-    through the backbone: every class score is then exactly 1/num_classes and NMS compares ties.
-    Variance-keeping random convolutions (He, fan-in) keep a signal; the classification head is
-    scaled so that the scores stay apart (not all saturated at 1)."""
+def ssd_signal_init(cls_scale, he=True):
+    """SSDLite's own initialization (std 0.03 convolutions) shrinks the features to ~1e-13 on the
+    way through the backbone: every class score is then exactly 1/num_classes and NMS compares
+    ties. Variance-keeping random convolutions (he: He, fan-in) keep a signal. The classification
+    head is scaled so that the scores stay apart instead of all saturating near 1 (SSD300's do,
+    1e-7 apart)."""
     def init(model):
         with torch.no_grad():
             for mod in model.modules():
-                if isinstance(mod, nn.Conv2d):
+                if he and isinstance(mod, nn.Conv2d):
                     nn.init.kaiming_normal_(mod.weight, mode="fan_in", nonlinearity="relu")
             for mod in model.head.classification_head.module_list:
                 last = [c for c in mod.modules() if isinstance(c, nn.Conv2d)][-1]
@@ -182,6 +186,13 @@ MODELS = [
     # noise image are 6.5e-5 apart in the resized image and 1.5e-4 of the largest score at the end.
     det_model("ssdlite320_mobilenet_v3_large", "ssdlite320_mobilenet_v3_large", 320, init=ssd_signal_init(0.2),
               tolerance=3e-4, score_thresh=0.0, detections_per_img=30),
+    # The ResNet-50 and VGG detectors at a 320 (SSD: 300) image: slow, outside the default run.
+    det_model("retinanet_resnet50_fpn", "retinanet_resnet50_fpn", 320, min_size=320, max_size=320,
+              score_thresh=0.0, detections_per_img=30, full=True),
+    det_model("fcos_resnet50_fpn", "fcos_resnet50_fpn", 320, min_size=320, max_size=320,
+              score_thresh=0.0, detections_per_img=30, full=True),
+    det_model("ssd300_vgg16", "ssd300_vgg16", 300, init=ssd_signal_init(0.2, he=False),
+              score_thresh=0.0, detections_per_img=30, full=True),
     # nn.TransformerEncoder, 4 layers, d_model 64: the composite path (traced with autograd on) ...
     encoder_model("transformer_encoder", encoder(), False, False),
     encoder_model("transformer_encoder_mask", encoder(), False, True),
@@ -229,15 +240,19 @@ def mask_seed(spec):
 
 def main():
     out = sys.argv[1]
-    only = set(sys.argv[2:])
+    full = "--full" in sys.argv[2:]
+    only = set(a for a in sys.argv[2:] if a != "--full")
     os.makedirs(out, exist_ok=True)
     manifest = []
     for m in MODELS:
         name = m["name"]
+        if m.get("full") and not full:
+            continue
         folder = os.path.join(out, name)
         os.makedirs(folder, exist_ok=True)
         if only and name not in only:
-            manifest.append({"name": name, "dir": name, "opsets": [11, 13, 17], "tolerance": 1e-4})
+            manifest.append({"name": name, "dir": name, "opsets": [11, 13, 17], "tolerance": 1e-4,
+                             "label": "zoo-full" if m.get("full") else "zoo"})
             continue
         torch.manual_seed(0)
         module = m["build"]()
@@ -274,6 +289,7 @@ def main():
         with open(os.path.join(folder, "preset.json"), "w") as f:
             json.dump(preset, f, indent=2)
         manifest.append({"name": name, "dir": name, "opsets": m.get("opsets", [11, 13, 17]),
+                         "label": "zoo-full" if m.get("full") else "zoo",
                          "tolerance": m.get("tolerance", 1e-4), "meta_run": m.get("meta_run", True)})
         print(f"  {name}", flush=True)
     with open(os.path.join(out, "manifest.json"), "w") as f:

@@ -20,6 +20,11 @@
 
 #include "../support/newest_runtime.h"
 
+// test_zoo runs the manifest's "zoo" models, test_zoo_full (-DOXPORT_ZOO_FULL=ON) its slow "zoo-full" ones.
+#ifndef OXPORT_ZOO_LABEL
+#define OXPORT_ZOO_LABEL "zoo"
+#endif
+
 namespace fs = std::filesystem;
 using namespace oxport;
 
@@ -40,6 +45,7 @@ std::vector<ZooModel> loadManifest() {
   if (!f) return out;
   auto j = nlohmann::json::parse(f);
   for (const auto& c : j) {
+    if (c.value("label", std::string("zoo")) != OXPORT_ZOO_LABEL) continue;
     ZooModel m;
     m.name = c["name"];
     m.dir = c["dir"];
