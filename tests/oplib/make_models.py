@@ -24,6 +24,16 @@ class VendorQat(torch.nn.Module):
         return torch.relu(self.conv(x))
 
 
+class LoopQat(torch.nn.Module):
+    """Scripted: the vendor's op only inside a loop body (an ONNX Loop), as in a scripted decoder."""
+
+    def forward(self, x):
+        y = x
+        for _ in range(x.size(0)):
+            y = torch.ops.oxtest.fake_quant(y, 0.05, 0, -128, 127) + 1.0
+        return y
+
+
 class Deform(torch.nn.Module):
     def __init__(self):
         super().__init__()
@@ -42,6 +52,7 @@ def main():
     x = torch.randn(1, 3, 8, 8)
     torch.jit.trace(VendorQat().eval(), (x,)).save(os.path.join(out, "vendor_qat.pt"))
     torch.jit.trace(Deform().eval(), (x,)).save(os.path.join(out, "deform.pt"))
+    torch.jit.script(LoopQat().eval()).save(os.path.join(out, "loop_qat.pt"))
     with open(os.path.join(out, "not_a_library.so"), "w") as f:
         f.write("this is text, not a shared library\n")
     open(os.path.join(out, "done"), "w").write("ok\n")
