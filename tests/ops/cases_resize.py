@@ -54,6 +54,13 @@ CASES += [
          opsets=(11, 13, 17)),
     case("upsample_bilinear2d_scale_half_to_one", lambda x: F.interpolate(x, scale_factor=0.5, mode="bilinear"),
          [T(1, 2, 2, 4)], opsets=(11, 17)),
+    # A size that is 1 only at one of the verified sizes (H % 3 + 1: 3 at the traced 8, 1 at 9).
+    case("upsample_bicubic2d_size_one_at_run_time",
+         lambda x: F.interpolate(x, size=(x.size(2) % 3 + 1, 4), mode="bicubic", align_corners=False),
+         [T(1, 2, 8, 5)], opsets=(11, 17), dynamic={0: [2]}),
+    case("upsample_bilinear2d_size_one_at_run_time",
+         lambda x: F.interpolate(x, size=(x.size(2) % 3 + 1, 3), mode="bilinear", align_corners=False),
+         [T(1, 2, 8, 5)], opsets=(11, 13), dynamic={0: [2]}),
     case("upsample_nearest2d_downsample", lambda x: F.interpolate(x, size=(1, 2)), [T(2, 2, 1, 5)], opsets=(11, 13)),
     case("upsample_nearest2d_downsample_opset10", lambda x: F.interpolate(x, size=(1, 2)), [T(2, 2, 1, 5)],
          opsets=(9, 10), expect="error:opset-too-old", operator_export_type="ONNX"),

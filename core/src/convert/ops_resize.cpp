@@ -197,12 +197,11 @@ Status emitResize(Context& ctx, const Node& n, Interp interp, int spatial, bool 
       attrs = {attrString("mode", "nearest"), attrString("coordinate_transformation_mode", "asymmetric"),
                attrString("nearest_mode", "floor")};
     } else {
-      // pytorch_half_pixel maps an output of size 1 to source 0; PyTorch uses its half-pixel
-      // formula there too, which is ONNX's half_pixel (the same as pytorch_half_pixel elsewhere).
-      bool size_one = false;
-      const auto& out_shape = n.output(0)->meta.shape;
-      for (size_t d = 2; d < out_shape.size(); ++d) size_one = size_one || out_shape[d] == 1;
-      const char* mode = align ? "align_corners" : size_one ? "half_pixel" : "pytorch_half_pixel";
+      // PyTorch's half-pixel formula is ONNX's half_pixel at every output size. pytorch_half_pixel
+      // is the same except that it maps an output of size 1 to source 0 (PyTorch: the window's
+      // centre), and a size can become 1 only at run time (a size computed from the data, such as
+      // keypoint R-CNN's per-box heatmap resize): half_pixel always.
+      const char* mode = align ? "align_corners" : "half_pixel";
       attrs = {attrString("mode", interp == Interp::Cubic ? "cubic" : "linear"),
                attrString("coordinate_transformation_mode", mode)};
       if (interp == Interp::Cubic) attrs.push_back(attrFloat("cubic_coeff_a", -0.75f));
