@@ -54,18 +54,20 @@ def seg_model(name, fn, size):
 
 
 class DetOut(nn.Module):
-    """A torchvision detector as deployment code traces it: one image in, (boxes, labels, scores) out."""
+    """A torchvision detector as deployment code traces it: one image in, (boxes, labels, scores)
+    out, then what its heads add (masks, keypoints)."""
 
-    def __init__(self, m):
+    def __init__(self, m, extra=()):
         super().__init__()
         self.m = m
+        self.extra = list(extra)
 
     def forward(self, x):
         out = self.m([x[0]])[0]
-        return out["boxes"], out["labels"], out["scores"]
+        return tuple([out["boxes"], out["labels"], out["scores"]] + [out[k] for k in self.extra])
 
 
-def det_model(name, fn, size, init=None, tolerance=1e-4, full=False, **kw):
+def det_model(name, fn, size, init=None, tolerance=1e-4, full=False, extra=(), **kw):
     """With random weights every score is low: no score threshold, a fixed number of detections, so
     that NMS and the box decoding are compared (the image's height and width are dynamic). init,
     if given, re-draws the random weights of a model whose own initialization leaves every score
@@ -75,13 +77,14 @@ def det_model(name, fn, size, init=None, tolerance=1e-4, full=False, **kw):
         model = getattr(det, fn)(weights=None, weights_backbone=None, **kw)
         if init:
             init(model)
-        return DetOut(model)
+        return DetOut(model, extra)
     # Pixel values in [0, 1) as images have ("rand"): normal noise makes near-equal scores, whose
     # order NMS may break either way. The detection count depends on the data: no output axis is
     # declared to follow the inputs.
     return dict(name=name, build=build, no_grad=True, meta_run=False,
                 inputs=[dict(name="image", shape=[1, 3, size, size], dtype="float32", dynamic=[2, 3], fill="rand")],
-                outputs={"boxes": [], "labels": [], "scores": []}, opsets=[11, 17], tolerance=tolerance,
+                outputs=dict({"boxes": [], "labels": [], "scores": []}, **{k: [] for k in extra}),
+                opsets=[11, 17], tolerance=tolerance,
                 full=full)
 
 
