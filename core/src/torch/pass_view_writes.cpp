@@ -80,15 +80,16 @@ jit::Value* functionalForm(jit::Graph& g, jit::Node* n, jit::Value* target) {
     return insert(g, "aten::expand_as", {src, target});
   }
   if (k == "aten::zero_") return insert(g, "aten::zeros_like", {target});
-  // The functional overload with the same arguments (add_.Tensor -> add.Tensor): a node of the
-  // kind without '_' on the same inputs, kept only if an operator matches them exactly (no
-  // implicit Tensor -> Scalar conversion, which would pick add.Scalar for a tensor `other`).
+  // The functional overload with the same arguments (add_.Tensor -> add.Tensor, floor_divide_.Tensor
+  // -> floor_divide): a node of the kind without '_' on the same inputs, kept only if an operator
+  // matches their types exactly (no implicit Tensor -> Scalar conversion, which would pick
+  // add.Scalar for a tensor `other` and fail at run time).
   if (!n->maybeSchema()) return nullptr;
   jit::Node* f = g.create(Symbol::fromQualString(k.substr(0, k.size() - 1)), n->inputs(), 1);
   f->replaceInput(0, target);
   f->output()->setType(n->output()->type());
   const c10::FunctionSchema* schema = f->maybeSchema();
-  if (!schema || schema->overload_name() != n->schema().overload_name()) {
+  if (!schema || schema->arguments().size() != n->inputs().size()) {
     f->destroy();
     return nullptr;  // no functional overload matches
   }
