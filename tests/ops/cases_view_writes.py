@@ -72,14 +72,182 @@ class ScriptedWrites(torch.nn.Module):
         return y
 
 
-class LoopWritesOuter(torch.nn.Module):
-    """A loop body writing into a tensor made outside it: the new value would have to be carried
-    through the loop, which the rewrite does not do yet: refused, naming the write."""
+class LoopWritesRows(torch.nn.Module):
+    """A loop body writing into a tensor made outside it: the new value is carried by the loop."""
 
     def forward(self, x):
         y = torch.zeros_like(x)
         for i in range(x.size(0)):
             y[i] = x[i] * 2
+        return y
+
+
+class LoopAccumulates(torch.nn.Module):
+    """In-place on the whole tensor made before the loop (no view): each iteration reads the last."""
+
+    def forward(self, x):
+        y = torch.zeros_like(x[0])
+        for i in range(x.size(0)):
+            y.add_(x[i])
+            y.mul_(0.5)
+        return y
+
+
+class LoopSliceWindow(torch.nn.Module):
+    """Slices with bounds from the loop counter, written and read in the same iteration."""
+
+    def forward(self, x):
+        y = x.clone()
+        for i in range(x.size(1) - 2):
+            y[:, i + 1:i + 3] += y[:, i:i + 1]
+        return y
+
+
+class NestedLoops(torch.nn.Module):
+    def forward(self, x):
+        m = torch.zeros_like(x)
+        for i in range(x.size(0)):
+            for j in range(x.size(1)):
+                m[i, j] = x[i, j] * i + j
+        return m
+
+
+class BranchWrites(torch.nn.Module):
+    """Both branches of a data-dependent if write into the same tensor, through different views."""
+
+    def forward(self, x):
+        y = x.clone()
+        if x.sum() > 0:
+            y[0] = 5.0
+            y[1:, 0] *= 2.0
+        else:
+            y[:, 1] += 1.0
+        return y
+
+
+class LoopBranchOuterView(torch.nn.Module):
+    """A row view made before a loop, written inside an if inside the loop; the base and the view
+    are read after it; then the whole tensor is written while the view is alive."""
+
+    def forward(self, x):
+        y = torch.zeros_like(x)
+        row = y[0]
+        for i in range(x.size(0)):
+            y[i] = x[i] * 2
+            if i > 1:
+                y[i, 0] += 1
+            else:
+                row[i + 1] -= 3
+        y.add_(1)
+        return y, row * 1
+
+
+class BaseWriteReadThroughView(torch.nn.Module):
+    """The base is written in place while a view made before is read after the write."""
+
+    def forward(self, x):
+        y = x.clone()
+        row = y[0]
+        col = y[:, -1]
+        y.mul_(2)
+        y.clamp_(max=1.0)
+        return row + 0, col * 1
+
+
+class MaskedWrites(torch.nn.Module):
+    """y[mask] = v on the tensor and on a slice of it (index_put with a bool mask)."""
+
+    def forward(self, x):
+        y = x.clone()
+        y[y > 0.5] = 0.0
+        y[:, 1:][x[:, 1:] < -1] = 9.0
+        return y
+
+
+class EllipsisWrites(torch.nn.Module):
+    def forward(self, x):
+        y = x.clone()
+        y[..., 0] = y[..., 0] * 2
+        y[..., -1] += 1
+        return y
+
+
+class FlatViewIndexWrite(torch.nn.Module):
+    """index_put through a flat view of the tensor."""
+
+    def forward(self, x):
+        y = x.clone()
+        y.view(-1)[torch.tensor([0, 3, 5])] = 7.0
+        return y
+
+
+class EmptyThenFill(torch.nn.Module):
+    """torch.empty filled by slices (a hand-written cat)."""
+
+    def forward(self, x):
+        n, c = x.shape
+        out = torch.empty(n, 2 * c)
+        out[:, :c] = x
+        out[:, c:] = x * 2
+        return out
+
+
+class StepAndListWrites(torch.nn.Module):
+    def forward(self, x):
+        y = x.clone()
+        y[1::2] = 0.0
+        y[:, ::3] *= -1
+        y[[0, 2]] += 1.0
+        y[:, [1, 3]] += x[:, [0, 2]]
+        return y
+
+
+class CopyIntoSlices(torch.nn.Module):
+    def forward(self, x, z):
+        y = x.clone()
+        y[1:3].copy_(z)
+        y[0].copy_(z[0])
+        return y
+
+
+class IntWrites(torch.nn.Module):
+    """Writes into an int64 tensor: a float value is truncated as copy_ does; //= on a column."""
+
+    def forward(self, x):
+        y = (x * 10).long()
+        y[0] = 3
+        y[:, 1] //= 2
+        y[1:, 2] -= y[:-1, 3]
+        return y
+
+
+class BufferRowWrite(torch.nn.Module):
+    """A write into a row of a registered buffer, read in the same call."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("buf", torch.zeros(4, 4))
+
+    def forward(self, x):
+        self.buf[0] = x[0]
+        return self.buf * x
+
+
+class WriteThroughDiagonal(torch.nn.Module):
+    """A write through diagonal(): no inverse view in the rewrite; refused, not exported wrong."""
+
+    def forward(self, x):
+        y = x.clone()
+        y.diagonal().fill_(0.0)
+        return y
+
+
+class WriteThroughAsStrided(torch.nn.Module):
+    """A write through as_strided (any memory layout): no functional form in ONNX; refused."""
+
+    def forward(self, x):
+        y = x.clone()
+        y.as_strided((2, 2), (4, 1)).fill_(1.0)
         return y
 
 
@@ -94,6 +262,30 @@ CASES = [
          opsets=(11, 17)),
     case("view_write_scripted", ScriptedWrites(), [T(4, 5), T(4, seed=1)], script=True, opsets=(11, 17),
          dynamic={0: [0], 1: [0]}),
-    case("view_write_loop_outer_refused", LoopWritesOuter(), [T(3, 4)], script=True, opsets=(11,),
+    case("view_write_loop_rows", LoopWritesRows(), [T(3, 4)], script=True, opsets=(11, 13, 17), dynamic={0: [0, 1]}),
+    case("view_write_loop_accumulate", LoopAccumulates(), [T(3, 4)], script=True, opsets=(11, 17),
+         dynamic={0: [0, 1]}),
+    case("view_write_loop_slice_window", LoopSliceWindow(), [T(3, 6)], script=True, opsets=(11, 13, 17),
+         dynamic={0: [0, 1]}),
+    case("view_write_nested_loops", NestedLoops(), [T(3, 4)], script=True, opsets=(11, 17), dynamic={0: [0, 1]}),
+    case("view_write_branches", BranchWrites(), [T(3, 4)], script=True, opsets=(11, 17), dynamic={0: [0]}),
+    case("view_write_loop_branch_outer_view", LoopBranchOuterView(), [T(4, 5)], script=True, opsets=(11, 17),
+         dynamic={0: [0]}),
+    case("view_write_base_read_through_view", BaseWriteReadThroughView(), [T(3, 4)], opsets=(9, 11, 17),
+         dynamic={0: [0, 1]}),
+    case("view_write_base_read_through_view_scripted", BaseWriteReadThroughView(), [T(3, 4)], script=True,
+         opsets=(11, 17), dynamic={0: [0, 1]}),
+    case("view_write_masked", MaskedWrites(), [T(4, 5)], opsets=(9, 11, 17), dynamic={0: [0, 1]}),
+    case("view_write_ellipsis", EllipsisWrites(), [T(2, 3, 4)], opsets=(9, 11, 17), dynamic={0: [0, 1, 2]}),
+    case("view_write_flat_view_index", FlatViewIndexWrite(), [T(3, 4)], opsets=(11, 17), dynamic={0: [0]}),
+    case("view_write_empty_then_fill", EmptyThenFill(), [T(3, 4)], opsets=(11, 17), dynamic={0: [0, 1]}),
+    case("view_write_step_and_list", StepAndListWrites(), [T(6, 7)], opsets=(11, 13, 17), dynamic={0: [1]}),
+    case("view_write_copy_into_slices", CopyIntoSlices(), [T(4, 5), T(2, 5, seed=1)], opsets=(9, 11, 17),
+         dynamic={0: [1], 1: [1]}),
+    case("view_write_int", IntWrites(), [T(4, 5)], opsets=(9, 11, 17), dynamic={0: [0, 1]}),
+    case("view_write_buffer_row", BufferRowWrite(), [T(4, 4)], opsets=(11, 17)),
+    case("view_write_diagonal_refused", WriteThroughDiagonal(), [T(3, 3)], opsets=(11,),
+         expect="error:inplace-view-write"),
+    case("view_write_as_strided_refused", WriteThroughAsStrided(), [T(3, 4)], opsets=(11,),
          expect="error:inplace-view-write"),
 ]

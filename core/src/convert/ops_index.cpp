@@ -559,8 +559,26 @@ Status convertSliceScatter(Context& ctx, const Node& n) {
   };
   OXPORT_ASSIGN(auto start, bound(3, 0));
   OXPORT_ASSIGN(auto end, bound(4, kInt64Max));
+  if ((!start || !end) && step == 1) {
+    // Bounds computed at run time (a loop counter, a size): Slices with inputs, which also take
+    // negative bounds as Python does.
+    if (ctx.opset() < 10) return ctx.needsOpset(10, "slice_scatter with bounds computed at run time (Slice with inputs)");
+    auto bound_t = [&](size_t i) -> Result<std::string> {
+      if (n.inputs.size() <= i || ctx.isNone(n.input(i))) return std::string();
+      OXPORT_ASSIGN(std::string b, ctx.tensorOfType(n.input(i), DType::Int64));
+      return ctx.reshape(b, {1});
+    };
+    OXPORT_ASSIGN(std::string lo, bound_t(3));
+    OXPORT_ASSIGN(std::string hi, bound_t(4));
+    const std::string axes = ctx.constInt64s({dim});
+    std::vector<std::string> parts;
+    if (!lo.empty()) parts.push_back(ctx.emit1("Slice", {self, ctx.constInt64s({0}), lo, axes}));
+    parts.push_back(src);
+    if (!hi.empty()) parts.push_back(ctx.emit1("Slice", {self, hi, ctx.constInt64s({kInt64Max}), axes}));
+    return bindOut(ctx, n, ctx.emit1("Concat", parts, {attrInt("axis", dim)}));
+  }
   if (!start || !end)
-    return ctx.error("unsupported-form", "slice_scatter (a write into a slice) with bounds computed at run time",
+    return ctx.error("unsupported-form", "slice_scatter (a write into a slice) with a step and bounds computed at run time",
                      "write the slice with constant bounds, or build the tensor with torch.cat");
   if (step == 1) {
     std::vector<std::string> parts;
@@ -587,10 +605,21 @@ Status convertSelectScatter(Context& ctx, const Node& n) {
   OXPORT_ASSIGN(int64_t dim, ctx.constInt(n.input(2)));
   dim = ctx.normDim(dim, rank);
   auto index = ctx.maybeInt(n.input(3));
-  if (!index)
-    return ctx.error("unsupported-form", "select_scatter (a write into x[..., i]) at an index computed at run time",
-                     "write at a constant index, or use index_put / torch.where with a mask");
   std::string piece = ctx.unsqueeze(src, {dim});
+  if (!index) {
+    // An index computed at run time (a loop counter): made non-negative, then the parts of self
+    // before and after it, sliced with inputs.
+    if (ctx.opset() < 10) return ctx.needsOpset(10, "select_scatter at an index computed at run time (Slice with inputs)");
+    OXPORT_ASSIGN(std::string i, ctx.tensorOfType(n.input(3), DType::Int64));
+    i = ctx.reshape(i, {1});
+    std::string negative = ctx.cast(ctx.emit1("Less", {i, ctx.constInt64s({0})}), DType::Int64);
+    i = ctx.emit1("Add", {i, ctx.emit1("Mul", {negative, dimSize(ctx, self, dim)})});
+    const std::string axes = ctx.constInt64s({dim});
+    std::string before = ctx.emit1("Slice", {self, ctx.constInt64s({0}), i, axes});
+    std::string next = ctx.emit1("Add", {i, ctx.constInt64s({1})});
+    std::string after = ctx.emit1("Slice", {self, next, ctx.constInt64s({kInt64Max}), axes});
+    return bindOut(ctx, n, ctx.emit1("Concat", {before, piece, after}, {attrInt("axis", dim)}));
+  }
   std::vector<std::string> parts;
   const int64_t i = *index;
   if (i != 0) parts.push_back(ctx.slice(self, {0}, {i}, {dim}));
