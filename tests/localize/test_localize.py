@@ -9,6 +9,9 @@ broadcast) must localize to exactly that node: exit 1, the first divergence's ON
 its compared inputs agree and its output does not. A file without oxport's mapping gets a message
 saying what can be compared. CASE is one of the names in CASES, "clean:<model>", "unmapped", or
 "export" (exports the three models into WORK_DIR; the other cases reuse those files).
+
+    test_localize.py swap-first IN.onnx OUT.onnx OP NEW_OP   (for the studio's test) writes IN with
+    its first OP node made a NEW_OP node and prints that node's name.
 """
 import json
 import os
@@ -129,7 +132,19 @@ def localize(ox, models, name, onnx_file):
     return r.returncode, doc["localize"]
 
 
+def swap_first(src, dst, op_type, new_op):
+    """For the studio's test: the first `op_type` node becomes `new_op`; prints its name."""
+    m = onnx.load(src)
+    n = [x for x in m.graph.node if x.op_type == op_type][0]
+    n.op_type = new_op
+    onnx.save(m, dst)
+    print(n.name)
+
+
 def main():
+    if sys.argv[1] == "swap-first":
+        swap_first(*sys.argv[2:6])
+        return
     ox, models, work, case = sys.argv[1:5]
     os.makedirs(work, exist_ok=True)
     if case == "export":
