@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <limits>
 
 namespace oxport::studio {
@@ -210,6 +211,27 @@ void BoxItem::paint(QPainter* p, const QStyleOptionGraphicsItem*, QWidget*) {
     }
   }
 
+  if (scene_->hasNodeErrors()) {
+    // After a localize: a ring in the error's colour (a filled box when zoomed far out, where a
+    // ring would vanish); a collapsed group shows its worst node.
+    const LayoutItem& li = scene_->layout_.items[item_];
+    double err = qQNaN();
+    if (kind == LayoutItemKind::Node) err = scene_->nodeError(li.id);
+    else if (kind == LayoutItemKind::Group && li.id >= 0 && li.id < static_cast<int>(scene_->layout_.groups.size()))
+      err = scene_->groupError(scene_->layout_.groups[li.id].path);
+    const QColor c = GraphScene::errorColor(err, scene_->errorThreshold());
+    if (c.isValid()) {
+      if (detail < 0.35) {
+        p->setPen(Qt::NoPen);
+        p->setBrush(c);
+        p->drawRoundedRect(rect_, radius, radius);
+      } else {
+        p->setPen(QPen(c, 4));
+        p->setBrush(Qt::NoBrush);
+        p->drawRoundedRect(rect_.adjusted(-1, -1, 1, 1), radius + 1, radius + 1);
+      }
+    }
+  }
   if (matched_) {
     p->setPen(QPen(QColor(0xe8, 0xb9, 0x00), 2.5, Qt::DashLine));
     p->setBrush(Qt::NoBrush);
@@ -275,6 +297,16 @@ void FrameItem::paint(QPainter* p, const QStyleOptionGraphicsItem*, QWidget*) {
   p->setPen(QPen(isSelected() ? pl.color(QPalette::Highlight) : mix(base, text, 0.28), isSelected() ? 2 : 1));
   p->setBrush(mix(base, text, 0.035 + 0.03 * std::min(g.depth, 5)));
   p->drawRoundedRect(rect_, 6, 6);
+  if (scene_->hasNodeErrors()) {  // the header in the subtree's worst error colour
+    const QColor c = GraphScene::errorColor(scene_->groupError(g.path), scene_->errorThreshold());
+    if (c.isValid()) {
+      QColor band = c;
+      band.setAlphaF(0.35);
+      p->setPen(Qt::NoPen);
+      p->setBrush(band);
+      p->drawRoundedRect(headerRect(), 6, 6);
+    }
+  }
   if (detail < 0.3) return;
   p->setFont(scene_->small_font_);
   QFontMetricsF fm(scene_->small_font_);
@@ -459,6 +491,10 @@ void GraphScene::setContent(std::shared_ptr<const GraphView> graph, GraphLayout 
 
 void GraphScene::beginContent(std::shared_ptr<const GraphView> graph, GraphLayout layout, GraphFlavor flavor) {
   clearContent();
+  if (graph != graph_) {  // errors belong to the graph they were measured on
+    node_errors_.clear();
+    group_errors_.clear();
+  }
   graph_ = std::move(graph);
   layout_ = std::move(layout);
   flavor_ = flavor;
@@ -543,6 +579,47 @@ void GraphScene::setMatchedItems(const QSet<int>& items) {
   for (int i : items)
     if (i >= 0 && i < boxes_.size()) boxes_[i]->setMatched(true);
   matched_ = items;
+}
+
+void GraphScene::setNodeErrors(QHash<int, double> errors, double threshold) {
+  node_errors_ = std::move(errors);
+  group_errors_.clear();
+  if (graph_)
+    for (const auto& n : graph_->nodes) {
+      auto it = node_errors_.constFind(n.id);
+      if (it == node_errors_.constEnd() || n.module_path.empty()) continue;
+      // Every enclosing module path: "layer1", "layer1.0", "layer1.0.conv1".
+      const QString path = QString::fromStdString(n.module_path);
+      for (qsizetype dot = 0;; ++dot) {
+        dot = path.indexOf(QLatin1Char('.'), dot);
+        const QString prefix = dot < 0 ? path : path.left(dot);
+        double& worst = group_errors_[prefix];
+        worst = std::max(worst, *it);
+        if (dot < 0) break;
+      }
+    }
+  setErrorThreshold(threshold);
+}
+
+void GraphScene::setErrorThreshold(double threshold) {
+  error_threshold_ = threshold > 0 ? threshold : 1e-4;
+  for (BoxItem* b : std::as_const(boxes_))
+    if (b) b->update();
+  for (FrameItem* f : std::as_const(frames_))
+    if (f) f->update();
+}
+
+double GraphScene::groupError(const std::string& path) const {
+  return group_errors_.value(QString::fromStdString(path), qQNaN());
+}
+
+QColor GraphScene::errorColor(double error, double threshold) {
+  if (std::isnan(error)) return QColor();
+  const double r = threshold > 0 ? error / threshold : (error > 0 ? 1e9 : 0);
+  if (r <= 0.1) return QColor(0x2e, 0xa0, 0x43);                         // well within
+  if (r <= 1) return mix(QColor(0x2e, 0xa0, 0x43), QColor(0xf0, 0xb0, 0x00), (std::log10(r) + 1));  // near
+  const double over = std::clamp(std::log10(r) / 3, 0.0, 1.0);          // 1x .. 1000x over
+  return mix(QColor(0xf0, 0x6a, 0x00), QColor(0xb0, 0x00, 0x20), over);
 }
 
 }  // namespace oxport::studio

@@ -7,6 +7,7 @@
 #include <QGraphicsItem>
 #include <QGraphicsScene>
 #include <QHash>
+#include <QtNumeric>
 #include <QPainterPath>
 #include <QSet>
 #include <QVector>
@@ -138,6 +139,20 @@ class GraphScene : public QGraphicsScene {
   void setHighlightedItems(const QSet<int>& items);
   void setMatchedItems(const QSet<int>& items);
 
+  // After a localize: each compared node's worst relative error (GraphViewNode::id -> error).
+  // Boxes get a ring coloured by errorColor, collapsed groups and frame headers their worst
+  // node's colour. Kept while the same graph is relaid (collapse, expand); a new graph drops it.
+  void setNodeErrors(QHash<int, double> errors, double threshold);
+  void setErrorThreshold(double threshold);
+  void clearNodeErrors() { setNodeErrors({}, error_threshold_); }
+  bool hasNodeErrors() const { return !node_errors_.isEmpty(); }
+  double errorThreshold() const { return error_threshold_; }
+  // The worst error of a node (NaN when not compared) and of a module path's subtree.
+  double nodeError(int node_id) const { return node_errors_.value(node_id, qQNaN()); }
+  double groupError(const std::string& path) const;
+  // Green well under the threshold, amber near it, red over it (darker the further over).
+  static QColor errorColor(double error, double threshold);
+
   const QFont& titleFont() const { return title_font_; }
   const QFont& smallFont() const { return small_font_; }
 
@@ -167,6 +182,9 @@ class GraphScene : public QGraphicsScene {
   QSet<int> highlighted_, matched_;
   std::unordered_map<int, int> edge_index_;
   QFont title_font_, small_font_;
+  QHash<int, double> node_errors_;
+  QHash<QString, double> group_errors_;  // module path -> worst error in its subtree
+  double error_threshold_ = 1e-4;
 };
 
 }  // namespace oxport::studio

@@ -106,6 +106,7 @@ void Inspector::showNode(const GraphView& g, int node_id, GraphFlavor flavor, co
       html += made.isEmpty() ? tr("<p>No ONNX node (folded away, or not exported yet).</p>") : made;
     }
   }
+  if (notes_) html += notes_(flavor, node_id);
   setHtml(html);
 }
 

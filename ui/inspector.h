@@ -5,6 +5,8 @@
 
 #include <QTextBrowser>
 
+#include <functional>
+
 #include "graphscene.h"
 
 namespace oxport::studio {
@@ -19,10 +21,15 @@ class Inspector : public QTextBrowser {
   void showGroup(const QString& path, int node_count, GraphFlavor flavor);
   void showValue(const GraphView& g, int edge_id, GraphFlavor flavor);
   void showNothing();
+  // Extra HTML appended to a node's page (the localize errors of that node), or "".
+  void setNodeNotes(std::function<QString(GraphFlavor, int node_id)> notes) { notes_ = std::move(notes); }
 
  signals:
   // A link to a node was clicked: in the TorchScript graph (torch == true) or the ONNX graph.
   void nodeLinkActivated(bool torch, int node_id);
+
+ private:
+  std::function<QString(GraphFlavor, int)> notes_;
 };
 
 }  // namespace oxport::studio

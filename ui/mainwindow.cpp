@@ -1,4 +1,5 @@
 #include "mainwindow.h"
+#include "localizepanel.h"
 
 #include <QAction>
 #include <QApplication>
@@ -162,6 +163,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(inspector_, &Inspector::nodeLinkActivated, this,
           [this](bool torch, int id) { (torch ? torch_ : onnx_)->selectNode(id, true); });
   connect(diagnostics_, &DiagnosticsView::diagnosticActivated, this, &MainWindow::jumpToDiagnostic);
+  inspector_->setNodeNotes([this](GraphFlavor f, int id) { return localize_->notesFor(f, id); });
+  connect(localize_, &LocalizeController::finished, this, [this](bool, const QString& text) { log(text); });
   connect(options_, &OptionsForm::problemActivated, this, &MainWindow::focusOption);
   connect(export_->exportButton(), &QPushButton::clicked, this, &MainWindow::startExport);
   connect(export_->verifyButton(), &QPushButton::clicked, this, &MainWindow::startVerify);
@@ -222,8 +225,11 @@ void MainWindow::buildDocks() {
   auto* exportDock = dock(QStringLiteral("exportDock"), tr("Export"), export_, Qt::BottomDockWidgetArea);
   auto* diagDock = dock(QStringLiteral("diagnosticsDock"), tr("Diagnostics"), diagnostics_, Qt::BottomDockWidgetArea);
   auto* logDock = dock(QStringLiteral("logDock"), tr("Log"), log_, Qt::BottomDockWidgetArea);
+  localize_ = new LocalizeController(runner_, torch_, onnx_, this);
+  auto* localizeDock = dock(QStringLiteral("localizeDock"), tr("Localize"), localize_->panel(), Qt::BottomDockWidgetArea);
   tabifyDockWidget(exportDock, diagDock);
   tabifyDockWidget(diagDock, logDock);
+  tabifyDockWidget(logDock, localizeDock);
   exportDock->raise();
 }
 
@@ -289,6 +295,7 @@ void MainWindow::buildActions() {
                                     this, &MainWindow::startVerify);
   verify_action_->setShortcut(QKeySequence(QStringLiteral("Ctrl+R")));
   verify_action_->setToolTip(tr("Compare ONNX Runtime's outputs with libtorch's (Ctrl+R)"));
+  model->addAction(localize_->action());
   cancel_action_ = model->addAction(themed("process-stop", QStyle::SP_BrowserStop), tr("&Cancel"), this, &MainWindow::cancelJobs);
   cancel_action_->setShortcut(QKeySequence(Qt::Key_Escape));
   cancel_action_->setToolTip(tr("Cancel the running job (Esc)"));
@@ -324,6 +331,7 @@ void MainWindow::buildActions() {
   tb->addAction(refresh_action_);
   tb->addAction(export_action_);
   tb->addAction(verify_action_);
+  tb->addAction(localize_->action());
   tb->addAction(cancel_action_);
 }
 
@@ -393,6 +401,7 @@ void MainWindow::updateActions() {
   export_->verifyButton()->setEnabled(verify_action_->isEnabled());
   cancel_action_->setEnabled(busy);
   export_->cancelButton()->setEnabled(busy);
+  localize_->updateEnabled(busy || !model_);
 }
 
 void MainWindow::updateTitle() {
@@ -526,6 +535,7 @@ void MainWindow::openModel(const QString& path_in, std::optional<Preset> form) {
                                         .arg(info_.parameter_count));
         export_->clearResult();
         export_->clearVerify();
+        localize_->clear();
         const bool preset_failed = !preset_problems.empty();
         for (const auto& d : info_.load_notes) {
           log(q(d.toString()));
@@ -737,6 +747,7 @@ void MainWindow::startExport() {
         torch_->setGraph(std::move(res.torch_graph));
         preview_exact_ = true;
         onnx_->setGraph(std::move(res.onnx_graph));
+        localize_->setTarget(model_, opts, file);
         status_->setText(res.diagnostics.empty()
                              ? tr("Exported %1").arg(file)
                              : tr("Exported %1 (%2: see Diagnostics)")
@@ -789,6 +800,7 @@ void MainWindow::startVerify() {
           return;
         }
         export_->finishPhases(true, r.value().passed ? tr("Verified: outputs match.") : tr("Verification found differences."));
+        if (!r.value().passed) localize_->offer(tr("Verification found differences."));
         log(q(r.value().toText()));
         emit verifyFinished(r.value().passed);
       });

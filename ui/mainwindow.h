@@ -30,6 +30,7 @@ class ExportPanel;
 class GraphPreview;
 class InputsPanel;
 class Inspector;
+class LocalizeController;
 class OptionsForm;
 class SettingsWriter;
 class TaskRunner;
@@ -82,6 +83,7 @@ class MainWindow : public QMainWindow, public FormHost {
   ExportPanel* exportPanel() const { return export_; }
   DiagnosticsView* diagnosticsView() const { return diagnostics_; }
   Inspector* inspector() const { return inspector_; }
+  LocalizeController* localizeController() const { return localize_; }
   QUndoStack* undoStack() const { return undo_; }
   TaskRunner* runner() const { return runner_; }
   QAction* exportAction() const { return export_action_; }
@@ -140,6 +142,7 @@ class MainWindow : public QMainWindow, public FormHost {
   GraphPreview* torch_ = nullptr;
   GraphPreview* onnx_ = nullptr;
   Inspector* inspector_ = nullptr;
+  LocalizeController* localize_ = nullptr;  // localizepanel.h: the Localize dock and action
   ExportPanel* export_ = nullptr;
   DiagnosticsView* diagnostics_ = nullptr;
   QPlainTextEdit* log_ = nullptr;

@@ -25,6 +25,7 @@
 #include "oxport/op_libraries.h"
 #include "oxport/ops.h"
 #include "oxport/preset.h"
+#include "oxport/localize.h"
 #include "oxport/runtime.h"
 
 namespace oxport {
@@ -37,7 +38,7 @@ const char* kMainHelp = R"(oxport - export TorchScript models (.pt from torch.ji
 
 usage:
   oxport export MODEL.pt -o OUT.onnx [--preset P.json] [options]
-  oxport verify MODEL.pt OUT.onnx [--preset P.json] [options] [--tolerance T]
+  oxport verify MODEL.pt OUT.onnx [--preset P.json] [options] [--tolerance T] [--localize]
   oxport inspect MODEL.pt [--preset P.json] [options]
   oxport info MODEL.pt
   oxport ops [--opset N] [--json]
@@ -77,6 +78,9 @@ Every option mirrors a key of the preset file (docs/PRESET.md); a flag overrides
   --report FILE                  write a JSON report (status, timings, counts, diagnostics)
   --verify                       run the written model in ONNX Runtime and compare with libtorch
   --tolerance T                  verification tolerance relative to the output's magnitude (1e-4)
+  --localize                     after verifying, find the first TorchScript node whose ONNX
+                                 values differ from libtorch's (module, source line, ONNX nodes,
+                                 errors of its inputs and outputs); exit 1 when one does
   --json                         print diagnostics as JSON
   --load-library PATH            load an op library (a .so registering ops with TORCH_LIBRARY)
                                  before the model; repeatable (preset key load_libraries).
@@ -151,6 +155,7 @@ struct ParsedArgs {
   std::vector<std::string> positional;
   std::optional<std::string> preset, output, report;
   bool verify = false, json = false, help = false;
+  bool localize = false;  // verify --localize
   double tolerance = 1e-4;
   std::optional<int> ops_opset;
   bool list_passes = false;
@@ -182,6 +187,7 @@ Result<ParsedArgs> parseArgs(const std::vector<std::string>& args) {
     if (flag == "--preset") { OXPORT_ASSIGN(std::string v, value(flag)); p.preset = v; continue; }
     if (flag == "--report") { OXPORT_ASSIGN(std::string v, value(flag)); p.report = v; continue; }
     if (flag == "--verify") { p.verify = true; continue; }
+    if (flag == "--localize") { p.localize = true; continue; }
     if (flag == "--list-passes") { p.list_passes = true; continue; }
     if (flag == "--load-library") {
       OXPORT_ASSIGN(std::string v, value(flag));
@@ -516,7 +522,7 @@ int cmdExportOrVerify(const ParsedArgs& p, std::ostream& out, std::ostream& err,
     report["outputs"] = r->output_names;
     report["warnings"] = json::parse(toJson(r->diagnostics));
   }
-  if (p.verify || verify_only) {
+  if (p.verify || p.localize || verify_only) {
     auto rt = makeDefaultRuntime();
     if (!rt.ok()) {
       printDiagnostics(err, rt.error().diagnostics(), p.json);
@@ -533,12 +539,34 @@ int cmdExportOrVerify(const ParsedArgs& p, std::ostream& out, std::ostream& err,
       writeReport("failed");
       return 1;
     }
-    out << vr->toText();
+    if (!(p.localize && p.json)) out << vr->toText();
     report["verify"] = json::parse(vr->toJson());
     // A file ONNX Runtime cannot run (custom-domain nodes) is not a failed verification.
     if (vr->skipped)
       printDiagnostics(err, {makeWarning("verify-skipped", "verification was not run: " + vr->skip_reason)}, p.json);
     ok = vr->passed || vr->skipped;
+    if (p.localize && !vr->skipped) {
+      notePhase("localizing");
+      LocalizeOptions lo;
+      lo.tolerance = p.tolerance;
+      auto lr = localizeExport(*model, job.options, job.output, **rt, lo);
+      if (!lr.ok()) {
+        printDiagnostics(err, lr.error().diagnostics(), p.json);
+        report["localize"] = {{"error", lr.error().message()}};
+        writeReport("failed");
+        return 1;
+      }
+      report["localize"] = json::parse(lr->toJson());
+      if (p.json) {
+        json doc;
+        doc["verify"] = report["verify"];
+        doc["localize"] = report["localize"];
+        out << doc.dump(2) << "\n";
+      } else {
+        out << lr->toText();
+      }
+      ok = ok && !lr->diverged();
+    }
   }
   if (writeReport(ok ? "ok" : "verify-failed") != 0) return 1;
   return ok ? 0 : 1;

@@ -113,6 +113,11 @@ void fillModel(::onnx::ModelProto* mp, const Model& m, bool stream_weights = fal
     op->set_domain(domain);
     op->set_version(version);
   }
+  for (const auto& [key, value] : m.metadata_props) {
+    auto* prop = mp->add_metadata_props();
+    prop->set_key(key);
+    prop->set_value(value);
+  }
   fillGraph(mp->mutable_graph(), m.graph, stream_weights);
 }
 

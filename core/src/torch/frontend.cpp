@@ -449,8 +449,9 @@ bool isMetadataQuery(const jit::Node* n) {
 class Frontend {
  public:
   Frontend(const jit::Module& module, const ExampleArgs& args, const ExportOptions& options,
-           const ProgressFn& progress, const CancelToken& cancel)
-      : module_(module), args_(args), options_(options), progress_(progress), cancel_(cancel) {}
+           const ProgressFn& progress, const CancelToken& cancel, const ValueObserver* observer = nullptr)
+      : module_(module), args_(args), options_(options), progress_(progress), cancel_(cancel),
+        observer_(observer) {}
 
   Result<FrontendResult> run() {
     report(Phase::Passes, 0.0, "inlining");
@@ -585,6 +586,10 @@ class Frontend {
   }
 
   Status exampleRunMetaFirst() {
+    if (observer_ && *observer_) {
+      example_run_ = "real (values observed)";
+      return exampleRun();
+    }
     if (!metaRunEnabled()) {
       example_run_ = "real (OXPORT_META_RUN=0)";
       return exampleRun();
@@ -952,6 +957,14 @@ class Frontend {
 
   // Runs one node (its blocks included), then records which outputs are static and their metas.
   Status step(jit::Node* n) {
+    Status s = stepNode(n);
+    if (s.ok() && observer_ && *observer_ && shadow_depth_ == 0 && n->owningBlock() == graph_->block())
+      for (auto* o : n->outputs())
+        if (auto it = env_.find(o); it != env_.end()) (*observer_)(o->debugName(), it->second);
+    return s;
+  }
+
+  Status stepNode(jit::Node* n) {
     if (n->kind() == c10::prim::If) return runIf(n);
     if (n->kind() == c10::prim::Loop) return runLoop(n);
     OXPORT_TRY(execute(n));
@@ -1573,6 +1586,7 @@ class Frontend {
   const ExportOptions& options_;
   const ProgressFn& progress_;
   const CancelToken& cancel_;
+  const ValueObserver* observer_ = nullptr;
 
   std::shared_ptr<jit::Graph> graph_;
   std::vector<at::Tensor> example_inputs_;
@@ -1695,9 +1709,9 @@ GraphView savedGraphView(const jit::Module& module) {
 
 Result<FrontendResult> runFrontend(const jit::Module& module, const ExampleArgs& args,
                                    const ExportOptions& options, const ProgressFn& progress,
-                                   const CancelToken& cancel) {
+                                   const CancelToken& cancel, const ValueObserver* observer) {
   try {
-    Frontend f(module, args, options, progress, cancel);
+    Frontend f(module, args, options, progress, cancel, observer);
     return f.run();
   } catch (const std::exception& e) {
     return Error("frontend-failed", std::string("preparing the TorchScript graph failed: ") + torchErrorMessage(e));

@@ -3,6 +3,7 @@
 // example inputs (shapes, dtypes, dynamic scalars; folding of input-independent values), lower.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -35,9 +36,13 @@ struct ExampleArgs {
 Result<ExampleArgs> buildExampleArgs(const torch::jit::Module& module, const ExportOptions& options,
                                      const std::vector<std::vector<int64_t>>& shapes = {});
 
+// Sees each top-level node's outputs as the example run computes them (debug name, value). With
+// an observer the run is on real tensors (no meta try); verify --localize compares the values.
+using ValueObserver = std::function<void(const std::string& debug_name, const c10::IValue& value)>;
+
 Result<FrontendResult> runFrontend(const torch::jit::Module& module, const ExampleArgs& args,
                                    const ExportOptions& options, const ProgressFn& progress,
-                                   const CancelToken& cancel);
+                                   const CancelToken& cancel, const ValueObserver* observer = nullptr);
 
 // forward's graph as saved, inlined, without running the model: structure, module scopes and
 // source lines at once, but no shapes and nothing folded (the studio draws it while the example

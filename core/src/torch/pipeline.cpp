@@ -59,6 +59,10 @@ const std::vector<ExportPass>& exportPipeline() {
        passDocString},
       {"output-shapes", "optimize", "fill the output shapes dynamic_axes left open from ONNX shape inference",
        PassIr::Onnx, passOutputShapes},
+      {"torch-map", "optimize",
+       "record which TorchScript node and value each ONNX node and value comes from (metadata oxport.torch_map, "
+       "for verify --localize)",
+       PassIr::None, passTorchMap},
       // ---- the file
       {"write", "serialize+check",
        "check (checker, strict shape inference), record value_info, write atomically (external data past 2 GiB)",

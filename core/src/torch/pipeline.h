@@ -84,6 +84,7 @@ Status passWeightsAsInputs(ExportState& s);
 Status passOpsetImports(ExportState& s);
 Status passDocString(ExportState& s);
 Status passOutputShapes(ExportState& s);
+Status passTorchMap(ExportState& s);  // pass_torch_map.cpp
 Status passWrite(ExportState& s);
 
 // Shared by exporter.cpp and the passes.
