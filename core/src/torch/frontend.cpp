@@ -196,12 +196,20 @@ static Result<c10::IValue> argToIValue(const ArgValue& a, const c10::TypePtr& ty
         for (auto& d : e.diagnostics()) d.option = where;
         return e;
       }
-      at::Tensor t = atFromHostTensor(*r);
       if (shape_it != shape_end) {
-        // A shape override cannot resize file data; keep the file's.
-        ++shape_it;
+        // Another size (verification at other sizes of the dynamic axes): file data cannot be
+        // resized, so a tensor of the file's dtype is made at that size as other specs are (randn,
+        // seed 0). Keeping the file's tensor would run every size at the example size.
+        const std::vector<int64_t> shape = *shape_it++;
+        if (shape != r->shape) {
+          TensorSpec sized;
+          sized.shape = shape;
+          sized.dtype = r->dtype;
+          OXPORT_TRY(checkExampleSize(sized, where));
+          return makeTensor(sized);
+        }
       }
-      return c10::IValue(t);
+      return c10::IValue(atFromHostTensor(*r));
     }
     if (shape_it != shape_end) spec.shape = *shape_it++;
     for (auto d : spec.shape)

@@ -1,0 +1,180 @@
+"""export_to_onnx's `args`: splitting them, tracing a live nn.Module on them, and writing them into
+the preset the core reads (tensors as .npy files, everything else baked into the graph)."""
+import inspect
+import math
+import os
+from typing import Any, Dict, List, Tuple
+
+import torch
+
+from . import _oxport
+from ._diagnostics import Diagnostic, ExportError
+
+# torch dtype -> oxport's dtype name (core/include/oxport/tensor.h)
+_DTYPES = {
+    torch.float32: "float32", torch.float64: "float64", torch.float16: "float16", torch.bfloat16: "bfloat16",
+    torch.int8: "int8", torch.uint8: "uint8", torch.int16: "int16", torch.int32: "int32", torch.int64: "int64",
+    torch.bool: "bool",
+}
+
+
+def _error(code, message, hint="", option="args"):
+    return ExportError([Diagnostic.error(code, message, hint, option)])
+
+
+def split_args(args) -> Tuple[List[Any], Dict[str, Any]]:
+    """The seed's three forms: a tensor (a 1-tuple), a tuple, a tuple ending in a dict of named
+    arguments. A trailing empty dict means "no named arguments" (so a dict argument before it is
+    positional), as in torch.onnx.export. Any other single value is a 1-tuple too."""
+    if not isinstance(args, tuple):
+        args = (args,)
+    if args and isinstance(args[-1], dict):
+        named = args[-1]
+        for k in named:
+            if not isinstance(k, str):
+                raise _error("invalid-argument", f"the dictionary of named arguments has the key {k!r}, not a str",
+                             "the last element of args, when a dict, maps forward()'s parameter names to values")
+        return list(args[:-1]), dict(named)
+    return list(args), {}
+
+
+def is_tensor_tree(v) -> bool:
+    if isinstance(v, torch.Tensor):
+        return True
+    return isinstance(v, (list, tuple)) and len(v) > 0 and all(is_tensor_tree(e) for e in v)
+
+
+def contains_tensor(v) -> bool:
+    if isinstance(v, torch.Tensor):
+        return True
+    if isinstance(v, (list, tuple)):
+        return any(contains_tensor(e) for e in v)
+    if isinstance(v, dict):
+        return any(contains_tensor(e) for e in v.values())
+    return False
+
+
+def _bind(model: torch.nn.Module, positional: List[Any], named: Dict[str, Any]):
+    """forward()'s arguments in order, as torch.onnx.export binds them: the positional ones, then
+    each further parameter from `named`, else its default, else None. Returns (slots, kw): slots is
+    a list of (parameter name, value) passed positionally, kw the keyword-only ones."""
+    try:
+        sig = inspect.signature(model.forward)
+    except (TypeError, ValueError):
+        if named:
+            raise _error("invalid-argument", "named arguments were given, but forward()'s signature cannot be read")
+        return [(f"input_{i}", v) for i, v in enumerate(positional)], {}
+    params = list(sig.parameters.values())
+    P = inspect.Parameter
+    slots, kw, rest = [], {}, dict(named)
+    i = 0
+    for p in params:
+        if p.kind in (P.POSITIONAL_ONLY, P.POSITIONAL_OR_KEYWORD):
+            if i < len(positional):
+                slots.append((p.name, positional[i]))
+                i += 1
+            elif p.name in rest:
+                slots.append((p.name, rest.pop(p.name)))
+            else:
+                slots.append((p.name, None if p.default is P.empty else p.default))
+        elif p.kind == P.VAR_POSITIONAL:
+            slots.extend((f"{p.name}_{j}", v) for j, v in enumerate(positional[i:]))
+            i = len(positional)
+        elif p.kind == P.KEYWORD_ONLY:
+            kw[p.name] = rest.pop(p.name) if p.name in rest else (None if p.default is P.empty else p.default)
+        elif p.kind == P.VAR_KEYWORD:
+            kw.update(rest)
+            rest = {}
+    if i < len(positional):
+        raise _error("too-many-arguments",
+                     f"args has {len(positional)} positional arguments but {type(model).__name__}.forward() takes {i}")
+    if rest:
+        raise _error("unknown-argument", f"{type(model).__name__}.forward() has no parameter named "
+                     + ", ".join(repr(k) for k in rest), f"its parameters: {', '.join(sig.parameters)}")
+    return slots, kw
+
+
+def trace_module(model: torch.nn.Module, positional: List[Any], named: Dict[str, Any]):
+    """Traces a live nn.Module on the arguments (in the module's current mode), as torch.onnx.export
+    does: strict=False, no check run. Tensor arguments (and lists/tuples of tensors) become the
+    traced forward's inputs, in order; every other value is baked into the trace. Returns the
+    TracedModule and the example inputs of its forward."""
+    slots, kw = _bind(model, positional, named)
+    for name, v in list(slots) + list(kw.items()):
+        if contains_tensor(v) and not is_tensor_tree(v):
+            raise _error("unsupported-argument",
+                         f"argument {name!r} mixes tensors with other values (or is a dict holding tensors); "
+                         "a traced argument must be a tensor or a list/tuple of tensors",
+                         "pass the tensors as arguments of their own, or script the module (torch.jit.script)")
+    inputs = [(name, v) for name, v in slots if is_tensor_tree(v)] + [(k, v) for k, v in kw.items() if is_tensor_tree(v)]
+    if not inputs:
+        raise _error("no-tensor-arguments", "args holds no tensor, so the exported graph would have no input",
+                     "pass at least one example tensor in args")
+    direct = not kw and all(is_tensor_tree(v) for _, v in slots)
+    example = tuple(v for _, v in inputs)
+    traced_obj = model if direct else _baking_wrapper(model, slots, kw, [n for n, _ in inputs])
+    traced = torch.jit.trace(traced_obj, example, strict=False, check_trace=False)
+    return traced, list(example)
+
+
+def _baking_wrapper(model: torch.nn.Module, slots, kw, input_names: List[str]) -> torch.nn.Module:
+    """A module whose forward takes only the tensor arguments and calls `model` with the others
+    baked in. It shares model's submodules, parameters and buffers (the same dicts), so the trace
+    records the same module paths and parameter names as tracing `model` itself would."""
+    pos_values = [v for _, v in slots]
+    pos_index = {name: i for i, (name, _) in enumerate(slots)}
+
+    def forward(self, *tensors):
+        pos, kws = list(pos_values), dict(kw)
+        for name, t in zip(input_names, tensors):
+            if name in pos_index:
+                pos[pos_index[name]] = t
+            else:
+                kws[name] = t
+        return model(*pos, **kws)
+
+    P = inspect.Parameter
+    forward.__signature__ = inspect.Signature(
+        [P("self", P.POSITIONAL_OR_KEYWORD)] + [P(n, P.POSITIONAL_OR_KEYWORD) for n in input_names])
+    cls = type(type(model).__name__, (torch.nn.Module,), {"forward": forward, "__module__": type(model).__module__})
+    w = cls()
+    w._modules = model._modules
+    w._parameters = model._parameters
+    w._buffers = model._buffers
+    w.training = model.training
+    return w
+
+
+class PresetArgs:
+    """Writes argument values as preset JSON; tensors go to .npy files in `folder`."""
+
+    def __init__(self, folder: str):
+        self.folder = folder
+        self.count = 0
+
+    def value(self, v, where: str):
+        if isinstance(v, torch.Tensor):
+            return self.tensor(v, where)
+        if v is None or isinstance(v, (bool, int, str)):
+            return v
+        if isinstance(v, float):
+            if not math.isfinite(v):
+                raise _error("unsupported-argument", f"{where} is {v}, which cannot be passed to a scripted model",
+                             "pass a finite float")
+            return v
+        if isinstance(v, (list, tuple)):
+            return [self.value(e, f"{where}[{i}]") for i, e in enumerate(v)]
+        raise _error("unsupported-argument", f"{where} is a {type(v).__name__}; oxport takes tensors, bool, int, "
+                     "float, str, None and lists/tuples of them", "")
+
+    def tensor(self, t: torch.Tensor, where: str):
+        dtype = _DTYPES.get(t.dtype)
+        if dtype is None or t.is_quantized or t.layout != torch.strided:
+            raise _error("unsupported-input-dtype", f"{where} is a {t.dtype} tensor ({t.layout}), which oxport cannot "
+                         "take as an example input", "pass float, int, bool or bfloat16/float16 dense tensors")
+        t = t.detach().to("cpu").contiguous()
+        data = t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b""
+        path = os.path.join(self.folder, f"arg{self.count}.npy")
+        self.count += 1
+        _oxport.write_npy(path, dtype, list(t.shape), data)
+        return {"tensor": {"fill": {"npy": path}}}
