@@ -39,5 +39,6 @@ endif()
 list(JOIN OXPORT_DEB_DEPENDS ", " CPACK_DEBIAN_PACKAGE_DEPENDS)
 # Verification (--verify, the studio's Verify) runs ONNX Runtime in node; onnxruntime-node itself
 # comes from npm (see README "Install").
-set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "nodejs (>= 18)")
+# The Python module (python/) runs under the system Python with its torch (the same libtorch).
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "nodejs (>= 18), python3-torch (>= 1.13.1)")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "npm")

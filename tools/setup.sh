@@ -19,6 +19,7 @@ packages=(
   libtorch-dev libonnx-dev libprotobuf-dev protobuf-compiler
   qt6-base-dev librapidcheck-dev libgtest-dev libgmock-dev nlohmann-json3-dev
   python3-torch python3-torchvision python3-onnx
+  python3-dev pybind11-dev python3-pytest
   xvfb xauth imagemagick procps
   clang libclang-rt-14-dev
 )

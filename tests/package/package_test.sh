@@ -114,6 +114,27 @@ consumer)
   grep -Eq '^exported [1-9][0-9]* bytes' "$scratch/consumer.txt" || fail "consumer did not export"
   ;;
 
+python)
+  # The installed Python package, found by the system Python from the package's dist-packages,
+  # loading the core from the package (its RPATH), exporting the bundled sample.
+  pkgdir="$root/usr/lib/python3/dist-packages"
+  [[ -f "$pkgdir/oxport/__init__.py" ]] || { say "no Python package in the .deb (built without python3-dev/pybind11)"; exit 0; }
+  ext=$(ls "$pkgdir"/oxport/_oxport*.so | head -1)
+  core=$(ldd "$ext" | awk '/liboxport-core/ {print $3}')
+  [[ "$core" == "$root"/* ]] || fail "the installed extension loads the core from '$core', not from the package"
+  out="$scratch/python"
+  rm -rf "$out" && mkdir -p "$out"
+  PYTHONPATH="$pkgdir" /usr/bin/python3 - "$root/usr/share/oxport/samples/sample_cnn.pt" "$out/sample.onnx" "$root" <<'PY' \
+    || fail "the installed Python package cannot export the sample"
+import sys, torch, oxport
+assert oxport.__file__.startswith(sys.argv[3]), oxport.__file__
+m = torch.jit.load(sys.argv[1])
+r = oxport.export_to_onnx(m, (torch.randn(1, 3, 32, 32),), sys.argv[2])
+print("python:", r)
+PY
+  [[ -s "$out/sample.onnx" ]] || fail "no sample.onnx from the Python package"
+  ;;
+
 manpage)
   man="$root/usr/share/man/man1/oxport.1.gz"
   [[ -f "$man" ]] || fail "$man is missing"
