@@ -63,6 +63,12 @@ void ZoomView::setZoom(double s) {
   QTransform t;
   t.scale(s, s);
   setTransform(t);
+  emit zoomChanged(s);
+}
+
+void ZoomView::resizeEvent(QResizeEvent* e) {
+  QGraphicsView::resizeEvent(e);
+  emit zoomChanged(zoom());  // what spans half the view changed
 }
 
 void ZoomView::zoomBy(double factor) { setZoom(zoom() * factor); }
@@ -73,6 +79,7 @@ void ZoomView::fitWhole() {
   if (r.isEmpty()) return;
   fitInView(r, Qt::KeepAspectRatio);
   if (zoom() > 1.0) setZoom(1.0);  // small graphs are not blown up beyond their natural size
+  else emit zoomChanged(zoom());
 }
 
 void ZoomView::fitAll() {
@@ -204,6 +211,14 @@ GraphPreview::GraphPreview(GraphFlavor flavor, const QString& title, QWidget* pa
 
   connect(scene_, &QGraphicsScene::selectionChanged, this, &GraphPreview::onSelectionChanged);
   connect(scene_, &GraphScene::toggleGroupRequested, this, &GraphPreview::toggleGroup);
+  // Semantic zoom: modules become labelled boxes far out and open as the user zooms in.
+  connect(view_, &ZoomView::zoomChanged, this, [this](double z) {
+    if (!scene_->building()) scene_->setViewZoom(z, view_->viewport()->size());
+  });
+  connect(scene_, &GraphScene::zoomToRequested, this, [this](const QRectF& r) {
+    view_->fitInView(r.adjusted(-20, -20, 20, 20), Qt::KeepAspectRatio);
+    view_->setZoom(std::min(view_->zoom(), 1.0));
+  });
   clearGraph(tr("No graph yet."));
 }
 
@@ -356,6 +371,7 @@ void GraphPreview::buildStep(int generation, bool fit, QPointF center, double zo
     view_->setZoom(zoom);
     view_->centerOn(center);
   }
+  scene_->setViewZoom(view_->zoom(), view_->viewport()->size());
   updateStats();
   applyHighlights();
   applyMatches();

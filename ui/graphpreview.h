@@ -36,8 +36,12 @@ class ZoomView : public QGraphicsView {
   void showStart();
   static constexpr double kReadableZoom = 0.45;
 
+ signals:
+  void zoomChanged(double zoom);
+
  protected:
   void wheelEvent(QWheelEvent* e) override;
+  void resizeEvent(QResizeEvent* e) override;
   void mousePressEvent(QMouseEvent* e) override;
   void mouseReleaseEvent(QMouseEvent* e) override;
 

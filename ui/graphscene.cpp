@@ -279,6 +279,11 @@ QRectF FrameItem::headerRect() const { return QRectF(rect_.left(), rect_.top(), 
 QRectF FrameItem::toggleRect() const { return QRectF(rect_.left() + 2, rect_.top() + 2, 18, 18); }
 
 QPainterPath FrameItem::shape() const {
+  if (summarized_) {
+    QPainterPath all;
+    all.addRoundedRect(rect_, 6, 6);
+    return all;
+  }
   QPainterPath outline;
   outline.addRoundedRect(rect_, 6, 6);
   QPainterPathStroker stroker;
@@ -292,6 +297,10 @@ void FrameItem::paint(QPainter* p, const QStyleOptionGraphicsItem*, QWidget*) {
   const QPalette pl = pal();
   const LayoutGroup& g = scene_->layout_.groups[group_];
   const double detail = lod(p);
+  if (summarized_) {
+    paintSummary(p, detail);
+    return;
+  }
   p->setRenderHint(QPainter::Antialiasing, detail > 0.3);
   QColor base = pl.color(QPalette::Base), text = pl.color(QPalette::Text);
   p->setPen(QPen(isSelected() ? pl.color(QPalette::Highlight) : mix(base, text, 0.28), isSelected() ? 2 : 1));
@@ -337,6 +346,11 @@ void FrameItem::mousePressEvent(QGraphicsSceneMouseEvent* e) {
 }
 
 void FrameItem::mouseDoubleClickEvent(QGraphicsSceneMouseEvent* e) {
+  if (summarized_) {  // zoom in until it opens
+    emit scene_->zoomToRequested(rect_);
+    e->accept();
+    return;
+  }
   if (headerRect().contains(e->pos())) {
     emit scene_->toggleGroupRequested(q(scene_->layout_.groups[group_].path));
     e->accept();
@@ -476,6 +490,7 @@ void GraphScene::clearContent() {
   emphasized_.clear();
   highlighted_.clear();
   matched_.clear();
+  summarized_.clear();
   {
     const QSignalBlocker quiet(this);
     clear();

@@ -65,17 +65,22 @@ class FrameItem : public QGraphicsItem {
   int group() const { return group_; }
   QRectF headerRect() const;
   QRectF toggleRect() const;
-  QPainterPath shape() const override;  // only the border and header take clicks
+  QPainterPath shape() const override;  // only the border and header take clicks (all of it when summarized)
+  void setSummarized(bool on);           // drawn as one labelled box over its hidden contents
+  bool summarized() const { return summarized_; }
 
  protected:
   void mousePressEvent(QGraphicsSceneMouseEvent* e) override;
   void mouseDoubleClickEvent(QGraphicsSceneMouseEvent* e) override;
 
  private:
+  void paintSummary(QPainter* p, double detail);  // graphscene_summary.cpp
+
   GraphScene* scene_;
   int group_;
   QRectF rect_;
   QString label_;
+  bool summarized_ = false;
 };
 
 class StubItem : public QGraphicsItem {
@@ -153,11 +158,21 @@ class GraphScene : public QGraphicsScene {
   // Green well under the threshold, amber near it, red over it (darker the further over).
   static QColor errorColor(double error, double threshold);
 
+  // Semantic zoom (graphscene_summary.cpp): below kSummaryZoom, where labels are unreadable, each
+  // module whose frame spans less than half the viewport both ways is drawn as one labelled box
+  // (coloured by its worst error after a localize) and its contents are hidden, so a frame paints
+  // a few boxes instead of thousands; zooming in opens them again. The view calls this on zoom.
+  static constexpr double kSummaryZoom = 0.3;
+  void setViewZoom(double zoom, const QSizeF& viewport);
+  int summarizedGroups() const { return static_cast<int>(summarized_.size()); }
+  bool isSummarized(int group) const { return summarized_.contains(group); }
+
   const QFont& titleFont() const { return title_font_; }
   const QFont& smallFont() const { return small_font_; }
 
  signals:
   void toggleGroupRequested(const QString& path);
+  void zoomToRequested(const QRectF& rect);  // a summarized module was double-clicked
 
  private:
   friend class BoxItem;
@@ -182,6 +197,8 @@ class GraphScene : public QGraphicsScene {
   QSet<int> highlighted_, matched_;
   std::unordered_map<int, int> edge_index_;
   QFont title_font_, small_font_;
+  void applySummaries(QSet<int> next);
+  QSet<int> summarized_;  // groups drawn as labelled boxes
   QHash<int, double> node_errors_;
   QHash<QString, double> group_errors_;  // module path -> worst error in its subtree
   double error_threshold_ = 1e-4;

@@ -111,7 +111,7 @@ void LocalizePanel::setLegend(double t) {
 LocalizeController::LocalizeController(TaskRunner* runner, GraphPreview* torch, GraphPreview* onnx, QObject* parent)
     : QObject(parent), runner_(runner), torch_(torch), onnx_(onnx) {
   panel_ = new LocalizePanel;
-  action_ = new QAction(tr("action_ = new QAction(tr("&Localize the Divergence"), this);Localize"), this);
+  action_ = new QAction(tr("&Localize"), this);
   action_->setObjectName(QStringLiteral("localizeAction"));
   action_->setShortcut(QKeySequence(QStringLiteral("Ctrl+L")));
   action_->setToolTip(panel_->localizeButton()->toolTip());

@@ -14,6 +14,7 @@
 #include <iostream>
 #include <iterator>
 
+#include "oxport/localize.h"
 #include "oxport/model.h"
 #include "oxport/preset.h"
 #include "oxport/runtime.h"
@@ -123,7 +124,9 @@ void runModel(const ZooModel& m, const Model& model, int opset) {
   }
   VerifyOptions vo;
   vo.tolerance = m.tolerance;
+  auto v0 = std::chrono::steady_clock::now();
   auto report = verifyExport(model, options, out, runtime(), vo);
+  double verify_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - v0).count();
   ASSERT_TRUE(report.ok()) << report.error().message();
   EXPECT_TRUE(report->passed) << report->toText();
   // The newest ONNX Runtime too, at the newest opset (its newer shape rules are where files
@@ -134,11 +137,29 @@ void runModel(const ZooModel& m, const Model& model, int opset) {
     EXPECT_TRUE(newest->passed) << "newest ONNX Runtime:\n" << newest->toText();
   }
 
-  nlohmann::json row{{"model", m.name}, {"opset", opset}, {"export_ms", export_ms},
+  // A file that verifies localizes to no divergence: every TorchScript value that has an ONNX
+  // counterpart agrees (at the first opset; its cost beside one verification goes in the report).
+  double localize_ms = -1;
+  if (report->passed && opset == m.opsets.front()) {
+    LocalizeOptions lo;
+    lo.tolerance = m.tolerance;
+    auto l0 = std::chrono::steady_clock::now();
+    auto loc = localizeExport(model, options, out, runtime(), lo);
+    localize_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - l0).count();
+    ASSERT_TRUE(loc.ok()) << loc.error().message();
+    EXPECT_TRUE(loc->mapped) << loc->message;
+    EXPECT_GT(loc->compared, 0) << loc->toText();
+    EXPECT_FALSE(loc->diverged()) << loc->toText();
+  }
+
+  nlohmann::json row{{"model", m.name}, {"opset", opset}, {"export_ms", export_ms}, {"verify_ms", verify_ms},
+                     {"localize_ms", localize_ms},
                      {"onnx_nodes", r->stats.onnx_nodes}, {"passed", report->passed},
                      {"example_run", r->stats.example_run}};
   std::cout << "[zoo] " << m.name << " opset " << opset << ": export " << static_cast<int>(export_ms) << " ms, "
-            << r->stats.onnx_nodes << " nodes, example run " << r->stats.example_run;
+            << r->stats.onnx_nodes << " nodes, example run " << r->stats.example_run << ", verify "
+            << static_cast<int>(verify_ms) << " ms";
+  if (localize_ms >= 0) std::cout << ", localize " << static_cast<int>(localize_ms) << " ms";
   for (const auto& run : report->runs) {
     double rel = 0;
     for (const auto& o : run.outputs) {

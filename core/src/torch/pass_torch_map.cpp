@@ -127,7 +127,7 @@ Status passTorchMap(ExportState& s) {
     jn["onnx"] = it == onnx_of.end() ? json::array() : json(it->second);
     j["nodes"].push_back(std::move(jn));
   }
-  s.model.metadata_props.emplace_back(onnx_ir::kTorchMapKey, j.dump());
+  s.model.metadata_props.emplace_back(onnx_ir::kTorchMapKey, j.dump(-1, ' ', false, json::error_handler_t::replace));
   return okStatus();
 }
 
