@@ -197,16 +197,29 @@ static Result<c10::IValue> argToIValue(const ArgValue& a, const c10::TypePtr& ty
         return e;
       }
       if (shape_it != shape_end) {
-        // Another size (verification at other sizes of the dynamic axes): file data cannot be
-        // resized, so a tensor of the file's dtype is made at that size as other specs are (randn,
-        // seed 0). Keeping the file's tensor would run every size at the example size.
+        // Another size (verification at other sizes of the dynamic axes): the file's values are
+        // repeated (or cut) along each axis that changed, so they stay what the file holds
+        // (indices in range, valid boxes, masks of 0 and 1); keeping the file's tensor would run
+        // every size at the example size. An axis that is empty in the file has nothing to
+        // repeat: a tensor of the file's dtype is made at that size (randn, seed 0).
         const std::vector<int64_t> shape = *shape_it++;
         if (shape != r->shape) {
           TensorSpec sized;
           sized.shape = shape;
           sized.dtype = r->dtype;
           OXPORT_TRY(checkExampleSize(sized, where));
-          return makeTensor(sized);
+          if (shape.size() != r->shape.size() || r->numel() == 0) return makeTensor(sized);
+          at::Tensor t = atFromHostTensor(*r);
+          for (size_t k = 0; k < shape.size(); ++k) {
+            const int64_t have = t.size(static_cast<int64_t>(k)), want = shape[k];
+            if (want > have) {
+              std::vector<int64_t> reps(shape.size(), 1);
+              reps[k] = (want + have - 1) / have;
+              t = t.repeat(reps);
+            }
+            t = t.narrow(static_cast<int64_t>(k), 0, want);
+          }
+          return c10::IValue(t.contiguous());
         }
       }
       return c10::IValue(atFromHostTensor(*r));
