@@ -15,20 +15,6 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-double dtypeEpsilon(DType t) {
-  switch (t) {
-    case DType::Float16: return std::ldexp(1.0, -10);
-    case DType::BFloat16: return std::ldexp(1.0, -7);
-    default: return 0;
-  }
-}
-
-std::string shapeText(const std::vector<int64_t>& s) {
-  std::string out = "[";
-  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
-  return out + "]";
-}
-
 std::string num(double v) {
   std::ostringstream o;
   o << std::setprecision(3) << v;
@@ -39,15 +25,6 @@ std::string percent(double share) {
   std::ostringstream o;
   o << std::setprecision(3) << share * 100 << "%";
   return o.str();
-}
-
-bool wellFormed(const HostTensor& t) {
-  int64_t n = 1;
-  for (int64_t d : t.shape) {
-    if (d < 0) return false;
-    n *= d;
-  }
-  return static_cast<size_t>(n) * dtypeSize(t.dtype) == t.nbytes && (t.nbytes == 0 || t.data);
 }
 
 // JSON has no infinity or NaN.

@@ -294,36 +294,10 @@ class NodeOnnxRuntime final : public OnnxRuntime {
   std::string ort_version_;
 };
 
-double dtypeEpsilon(DType t) {
-  switch (t) {
-    case DType::Float16:
-      return std::ldexp(1.0, -10);
-    case DType::BFloat16:
-      return std::ldexp(1.0, -7);
-    default:
-      return 0;
-  }
-}
-
-std::string shapeText(const std::vector<int64_t>& s) {
-  std::string out = "[";
-  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
-  return out + "]";
-}
-
 std::string num(double v) {
   std::ostringstream o;
   o << std::setprecision(3) << v;
   return o.str();
-}
-
-bool wellFormed(const HostTensor& t) {
-  int64_t n = 1;
-  for (int64_t d : t.shape) {
-    if (d < 0) return false;
-    n *= d;
-  }
-  return static_cast<size_t>(n) * dtypeSize(t.dtype) == t.nbytes && (t.nbytes == 0 || t.data);
 }
 
 }  // namespace
@@ -433,6 +407,7 @@ std::string VerifyReport::toText() const {
   }
   o << "ONNX Runtime check: " << (passed ? "passed" : "FAILED") << " (tolerance " << num(tolerance)
     << " x each output's largest magnitude)\n";
+  for (const auto& n : notes) o << "  note: " << n << "\n";
   if (runs.empty()) o << "  no runs\n";
   for (size_t r = 0; r < runs.size(); ++r) {
     const VerifyRun& run = runs[r];
@@ -462,6 +437,7 @@ std::string VerifyReport::toJson() const {
     j["skip_reason"] = skip_reason;
   }
   j["tolerance"] = tolerance;
+  if (!notes.empty()) j["notes"] = notes;
   j["runs"] = json::array();
   for (const auto& run : runs) {
     json jr;

@@ -188,13 +188,29 @@ bool HostTensor::sameContent(const HostTensor& o) const {
   return std::memcmp(data, o.data, nbytes) == 0;
 }
 
-std::string HostTensor::shapeString() const {
+std::string shapeText(const std::vector<int64_t>& shape) {
   std::string out = "[";
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (i) out += ", ";
-    out += std::to_string(shape[i]);
-  }
+  for (size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
   return out + "]";
+}
+
+double dtypeEpsilon(DType t) {
+  switch (t) {
+    case DType::Float16: return std::ldexp(1.0, -10);
+    case DType::BFloat16: return std::ldexp(1.0, -7);
+    default: return 0;
+  }
+}
+
+std::string HostTensor::shapeString() const { return shapeText(shape); }
+
+bool wellFormed(const HostTensor& t) {
+  int64_t n = 1;
+  for (int64_t d : t.shape) {
+    if (d < 0) return false;
+    n *= d;
+  }
+  return static_cast<size_t>(n) * dtypeSize(t.dtype) == t.nbytes && (t.nbytes == 0 || t.data);
 }
 
 }  // namespace oxport

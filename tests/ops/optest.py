@@ -24,7 +24,8 @@ class T:
     def example(self):
         """The tensor PyTorch traces with: same shape and dtype (values do not matter for tracing)."""
         dt = getattr(torch, {"float32": "float32", "float64": "float64", "int64": "int64", "int32": "int32",
-                             "bool": "bool", "uint8": "uint8", "int8": "int8", "float16": "float16"}[self.dtype])
+                             "bool": "bool", "uint8": "uint8", "int8": "int8", "float16": "float16",
+                             "bfloat16": "bfloat16"}[self.dtype])
         if self.dtype == "bool":
             return torch.rand(self.shape) > 0.5
         if dt.is_floating_point:
@@ -57,7 +58,8 @@ def case(name, module, inputs, opsets=(11, 13, 17), script=False, dynamic=None, 
     inputs:   list of T(...), Npy(...), or plain Python values (baked into the graph)
     dynamic:  {input_index: [axes]} to mark axes dynamic; verification then also runs at other sizes
     kwargs:   {name: T/Npy/value} passed as named arguments
-    expect:   "ok", or "error:<code>" when the export must fail with that diagnostic code
+    expect:   "ok", or "error:<code>" when the export must fail with that diagnostic code, or
+              "verify-skipped" when the file must pass the checks but ONNX Runtime cannot run it
     fold:     False exports with do_constant_folding=false, so ops on static values (creation ops
               with constant sizes ...) reach their converters instead of being folded
     reference: a function of the same inputs that libtorch runs instead of `module` to give the

@@ -48,14 +48,6 @@ struct Case {
   std::vector<std::string> allowed_refusals;  // diagnostic codes that are an acceptable answer
 };
 
-std::string shapeText(const std::vector<int64_t>& s) {
-  std::ostringstream os;
-  os << "[";
-  for (size_t i = 0; i < s.size(); ++i) os << (i ? ", " : "") << s[i];
-  os << "]";
-  return os.str();
-}
-
 std::string source(const Case& c) {
   std::string s = "def forward(self";
   for (const auto& n : c.names) s += ", " + n;

@@ -138,8 +138,12 @@ class Model {
                             const CancelToken& cancel = {}) const;
 
   // Builds the example inputs of `options` and runs the original module on them (libtorch).
+  // A float16/bfloat16 model whose ops libtorch 1.13 cannot run on the CPU in that type runs as a
+  // float32 copy instead, its floating outputs rounded back to the model's type; `note` (if
+  // given) then says so.
   Result<std::vector<NamedTensor>> runReference(const ExportOptions& options,
-                                                const std::vector<std::vector<int64_t>>& input_shapes = {}) const;
+                                                const std::vector<std::vector<int64_t>>& input_shapes = {},
+                                                std::string* note = nullptr) const;
 
   // Example inputs as the exported graph receives them (flattened tensors, in graph-input order).
   Result<std::vector<HostTensor>> exampleInputs(const ExportOptions& options,

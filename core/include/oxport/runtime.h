@@ -54,6 +54,9 @@ struct VerifyReport {
   // ONNX_FALLTHROUGH or as ATen nodes); `skip_reason` says which. Not a failure of the export.
   bool skipped = false;
   std::string skip_reason;
+  // How the comparison was made when it differs from the plain rule (a float16 model's reference
+  // computed by a float32 copy of it, ...), once each.
+  std::vector<std::string> notes;
   std::string toText() const;
   std::string toJson() const;
 };

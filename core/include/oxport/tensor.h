@@ -17,6 +17,11 @@ std::optional<DType> parseDType(const std::string& s);  // accepts "float32", "f
 size_t dtypeSize(DType t);
 bool isFloating(DType t);
 int onnxDataType(DType t);                              // onnx::TensorProto_DataType value
+// One rounding step of a floating type relative to 1 (float16 2^-10, bfloat16 2^-7; 0 for the
+// types whose rounding is below any tolerance we use: float32, float64, integers).
+double dtypeEpsilon(DType t);
+// "[1, 3, 224, 224]"
+std::string shapeText(const std::vector<int64_t>& shape);
 std::optional<DType> fromOnnxDataType(int t);
 
 // A dense row-major tensor. The bytes are shared and immutable; `holder` keeps the owner alive
@@ -48,6 +53,9 @@ struct HostTensor {
   bool sameContent(const HostTensor& o) const;  // dtype, shape and bytes equal
   std::string shapeString() const;              // "[1, 3, 224, 224]"
 };
+
+// Whether a tensor's byte count matches its shape and dtype (and it has data when it has bytes).
+bool wellFormed(const HostTensor& t);
 
 struct NamedTensor {
   std::string name;

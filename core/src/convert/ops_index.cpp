@@ -12,18 +12,6 @@ namespace oxport::convert {
 
 namespace {
 
-
-// A Reduce* node over `axes` (empty: all): ReduceSum takes its axes as an input from opset 13,
-// the other reductions an attribute up to opset 17.
-std::string reduceAxes(Context& ctx, const std::string& op, const std::string& x, const std::vector<int64_t>& axes,
-                       bool keepdims) {
-  std::vector<Attribute> attrs{attrInt("keepdims", keepdims ? 1 : 0)};
-  if (axes.empty()) return ctx.emit1(op, {x}, std::move(attrs));
-  if (op == "ReduceSum" && ctx.opset() >= 13) return ctx.emit1(op, {x, ctx.constInt64s(axes)}, std::move(attrs));
-  attrs.push_back(attrInts("axes", axes));
-  return ctx.emit1(op, {x}, std::move(attrs));
-}
-
 std::string toInt64(Context& ctx, const std::string& x, DType have) {
   return have == DType::Int64 ? x : ctx.cast(x, DType::Int64);
 }
@@ -157,7 +145,7 @@ Status convertIndexFill(Context& ctx, const Node& n) {
   idx = wrapNegative(ctx, ctx.reshape(idx, {1, -1}), x, dim);
   std::string positions = ctx.unsqueeze(arangeOf(ctx, dimSize(ctx, x, dim, true)), {1});  // [D, 1]
   std::string hit = ctx.cast(ctx.emit1("Equal", {positions, idx}), DType::Int32);      // [D, K]
-  std::string mask = ctx.cast(reduceAxes(ctx, "ReduceMax", hit, {1}, false), DType::Bool);
+  std::string mask = ctx.cast(reduceOver(ctx, "ReduceMax", hit, {1}, false), DType::Bool);
   mask = indexAlong(ctx, mask, dim, rank);
   OXPORT_ASSIGN(std::string v, ctx.tensorOfType(n.input(3), dt));
   if (n.input(3)->isTensor() && ctx.rank(n.input(3)) > 0) v = ctx.reshape(v, {});
@@ -421,7 +409,7 @@ Status convertOneHot(Context& ctx, const Node& n) {
   if (classes >= 0) {
     depth = ctx.constInt64s({classes});
   } else {
-    std::string mx = reduceAxes(ctx, "ReduceMax", x, {}, false);
+    std::string mx = reduceOver(ctx, "ReduceMax", x, {}, false);
     depth = ctx.reshape(ctx.emit1("Add", {mx, ctx.constInt64s({1}, true)}), {1});
   }
   std::string values = ctx.constInt64s({0, 1});
@@ -468,7 +456,7 @@ Status convertEmbeddingBag(Context& ctx, const Node& n) {
     off = toInt64(ctx, off, ctx.dtype(n.input(2)));
     std::string positions = arangeOf(ctx, dimSize(ctx, idx, 0, true));                  // [N]
     std::string started = ctx.emit1("Not", {ctx.emit1("Less", {ctx.unsqueeze(positions, {0}), ctx.unsqueeze(off, {1})})});
-    std::string bag_of = ctx.emit1("Sub", {reduceAxes(ctx, "ReduceSum", ctx.cast(started, DType::Int64), {0}, false),
+    std::string bag_of = ctx.emit1("Sub", {reduceOver(ctx, "ReduceSum", ctx.cast(started, DType::Int64), {0}, false),
                                            ctx.constInt64s({1}, true)});                 // [N]
     std::string nbags = dimSize(ctx, off, 0, true);
     if (include_last) nbags = ctx.emit1("Sub", {nbags, ctx.constInt64s({1}, true)});
@@ -485,17 +473,17 @@ Status convertEmbeddingBag(Context& ctx, const Node& n) {
     OXPORT_ASSIGN(std::string p, ctx.tensorOfType(psw, dt));
     weights = ctx.emit1("Mul", {weights, fixed ? p : ctx.unsqueeze(p, {0})});
   }
-  std::string count = reduceAxes(ctx, "ReduceSum", ctx.cast(bags, dt), {1}, true);  // [B, 1]
+  std::string count = reduceOver(ctx, "ReduceSum", ctx.cast(bags, dt), {1}, true);  // [B, 1]
   std::string out;
   if (mode == 0 || mode == 1) {
-    if (fixed) out = reduceAxes(ctx, "ReduceSum", ctx.emit1("Mul", {rows, ctx.unsqueeze(weights, {2})}), {1}, false);
+    if (fixed) out = reduceOver(ctx, "ReduceSum", ctx.emit1("Mul", {rows, ctx.unsqueeze(weights, {2})}), {1}, false);
     else out = ctx.emit1("MatMul", {weights, rows});
     if (mode == 1) out = ctx.emit1("Div", {out, ctx.emit1("Max", {count, ctx.constScalar(1, dt)})});
   } else if (mode == 2) {
     std::string lowest = ctx.constScalar(-std::numeric_limits<double>::infinity(), dt);
     std::string cand = fixed ? ctx.emit1("Where", {ctx.unsqueeze(bags, {2}), rows, lowest})
                              : ctx.emit1("Where", {ctx.unsqueeze(bags, {2}), ctx.unsqueeze(rows, {0}), lowest});
-    out = reduceAxes(ctx, "ReduceMax", cand, {1}, false);
+    out = reduceOver(ctx, "ReduceMax", cand, {1}, false);
     std::string empty = ctx.emit1("Equal", {count, ctx.constScalar(0, dt)});
     out = ctx.emit1("Where", {empty, ctx.constScalar(0, dt), out});
   } else {

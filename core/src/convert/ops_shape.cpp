@@ -289,18 +289,6 @@ Status convertExpand(Context& ctx, const Node& n) {
   return bindOut(ctx, n, ctx.emit1("Expand", {x, fixed}));
 }
 
-
-// A Reduce* node over `axes` (empty: all): ReduceSum takes its axes as an input from opset 13,
-// the other reductions an attribute up to opset 17.
-std::string reduceAxes(Context& ctx, const std::string& op, const std::string& x, const std::vector<int64_t>& axes,
-                       bool keepdims) {
-  std::vector<Attribute> attrs{attrInt("keepdims", keepdims ? 1 : 0)};
-  if (axes.empty()) return ctx.emit1(op, {x}, std::move(attrs));
-  if (op == "ReduceSum" && ctx.opset() >= 13) return ctx.emit1(op, {x, ctx.constInt64s(axes)}, std::move(attrs));
-  attrs.push_back(attrInts("axes", axes));
-  return ctx.emit1(op, {x}, std::move(attrs));
-}
-
 // ---- reordering and repeating
 
 std::vector<int64_t> iotaPerm(int n) {
@@ -387,10 +375,10 @@ ConvertFn repeatOp(bool is_tile) {
 // cumulative counts <= j.
 std::string interleaveSources(Context& ctx, const std::string& repeats) {
   std::string cs = ctx.emit1("CumSum", {repeats, ctx.constInt64s({0}, true)});
-  std::string total = reduceAxes(ctx, "ReduceSum", repeats, {0}, false);
+  std::string total = reduceOver(ctx, "ReduceSum", repeats, {0}, false);
   std::string pos = ctx.unsqueeze(arangeOf(ctx, total), {1});                                 // [T, 1]
   std::string reached = ctx.emit1("Not", {ctx.emit1("Less", {pos, ctx.unsqueeze(cs, {0})})});  // [T, n]
-  return reduceAxes(ctx, "ReduceSum", ctx.cast(reached, DType::Int64), {1}, false);
+  return reduceOver(ctx, "ReduceSum", ctx.cast(reached, DType::Int64), {1}, false);
 }
 
 // repeat_interleave(self, repeats: int|Tensor, dim, output_size) / repeat_interleave(repeats, output_size)

@@ -229,17 +229,24 @@ std::optional<DType> dtypeOf(const ::onnx::TypeProto& t) {
   return fromOnnxDataType(t.tensor_type().elem_type());
 }
 
-}  // namespace
-
-Status inferOutputShapes(Model& model) {
-  ::onnx::ModelProto mp;
+// The model without its big tensors' bytes, after lenient shape inference (types not checked
+// against the schemas, no strict mode).
+Status inferLeniently(::onnx::ModelProto& mp, const Model& model, bool data_prop) {
   fillModelForInference(&mp, model);
   try {
-    ::onnx::ShapeInferenceOptions opts(/*check_type=*/false, /*strict=*/0, /*data_prop=*/true);
+    ::onnx::ShapeInferenceOptions opts(/*check_type=*/false, /*strict=*/0, data_prop);
     ::onnx::shape_inference::InferShapes(mp, ::onnx::OpSchemaRegistry::Instance(), opts);
   } catch (const std::exception& e) {
     return Error("shape-inference", std::string("ONNX shape inference failed: ") + e.what());
   }
+  return okStatus();
+}
+
+}  // namespace
+
+Status inferOutputShapes(Model& model) {
+  ::onnx::ModelProto mp;
+  OXPORT_TRY(inferLeniently(mp, model, /*data_prop=*/true));
   std::map<std::string, const ::onnx::TypeProto*> types;
   for (const auto& vi : mp.graph().value_info()) types[vi.name()] = &vi.type();
   for (const auto& vi : mp.graph().output()) types[vi.name()] = &vi.type();
@@ -263,6 +270,19 @@ Status inferOutputShapes(Model& model) {
     }
   }
   return okStatus();
+}
+
+Result<std::map<std::string, DType>> inferValueTypes(const Model& model) {
+  ::onnx::ModelProto mp;
+  OXPORT_TRY(inferLeniently(mp, model, /*data_prop=*/false));
+  std::map<std::string, DType> types;
+  const auto& g = mp.graph();
+  for (const auto& in : model.graph.inputs) types[in.name] = in.dtype;
+  for (const auto& init : model.graph.initializers) types[init.name] = init.tensor.dtype;
+  for (const auto* list : {&g.value_info(), &g.output()})
+    for (const auto& vi : *list)
+      if (auto dt = dtypeOf(vi.type())) types[vi.name()] = *dt;
+  return types;
 }
 
 Result<WriteReport> writeModel(const Model& model, const OutputTarget& target, const WriteSettings& settings) {

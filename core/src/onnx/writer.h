@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,11 @@ struct WriteSettings {
 
 // Runs ONNX shape inference and fills in output shapes that the exporter left unknown.
 Status inferOutputShapes(Model& model);
+
+// The element type ONNX type inference gives each value of the main graph (inputs, initializers,
+// node outputs), without checking types against the schemas (so a graph that breaks them still
+// gets its types). Values without a known type are left out.
+Result<std::map<std::string, DType>> inferValueTypes(const Model& model);
 
 // Full check (checker + strict shape inference), then writes. The file is written atomically.
 Result<WriteReport> writeModel(const Model& model, const OutputTarget& target, const WriteSettings& settings);

@@ -1,6 +1,7 @@
 // Model::exportOnnx (the pipeline in pipeline.cpp runs it) and the Model methods beside it:
 // the example inputs, the reference run, the saved graph and the inspected graph.
 #include <algorithm>
+#include <optional>
 #include <sstream>
 #include <unordered_map>
 
@@ -102,6 +103,71 @@ void flattenResult(const c10::IValue& v, std::vector<at::Tensor>& out) {
   else flattenIValue(v, out);
 }
 
+// The half type (float16/bfloat16) of a model whose forward failed for lack of a CPU kernel in
+// that type ("... not implemented for 'Half'"), if that is why it failed.
+std::optional<at::ScalarType> halfTypeOf(const torch::jit::Module& m, const std::vector<c10::IValue>& inputs,
+                                         const std::string& message) {
+  std::optional<at::ScalarType> half;
+  if (message.find("not implemented for 'Half'") != std::string::npos) half = at::kHalf;
+  else if (message.find("not implemented for 'BFloat16'") != std::string::npos) half = at::kBFloat16;
+  if (!half) return std::nullopt;
+  for (const auto& p : m.parameters())
+    if (p.scalar_type() == *half) return half;
+  for (const auto& b : m.buffers())
+    if (b.scalar_type() == *half) return half;
+  std::vector<at::Tensor> flat;
+  for (const auto& v : inputs) flattenIValue(v, flat);
+  for (const auto& t : flat)
+    if (t.scalar_type() == *half) return half;
+  return std::nullopt;
+}
+
+c10::IValue widenTensors(const c10::IValue& v) {
+  if (v.isTensor()) {
+    const at::Tensor& t = v.toTensor();
+    return (t.scalar_type() == at::kHalf || t.scalar_type() == at::kBFloat16) ? c10::IValue(t.to(at::kFloat)) : v;
+  }
+  if (v.isTensorList()) {
+    c10::List<at::Tensor> out;
+    for (const at::Tensor& t : v.toTensorVector()) out.push_back(widenTensors(t).toTensor());
+    return out;
+  }
+  if (v.isTuple()) {
+    std::vector<c10::IValue> out;
+    for (const auto& e : v.toTupleRef().elements()) out.push_back(widenTensors(e));
+    return c10::ivalue::Tuple::create(std::move(out));
+  }
+  return v;
+}
+
+// forward on a float32 copy of the module and of the inputs (the module itself is left as it is).
+Result<c10::IValue> runWidened(const torch::jit::Module& m, const std::vector<c10::IValue>& inputs,
+                               TrainingMode mode) {
+  try {
+    torch::jit::Module copy = m.deepcopy();
+    copy.to(at::kFloat);
+    TrainingGuard guard(copy, mode);
+    torch::NoGradGuard no_grad;
+    std::vector<c10::IValue> wide;
+    for (const auto& v : inputs) wide.push_back(widenTensors(v));
+    return copy.forward(wide);
+  } catch (const std::exception& e) {
+    return Error("forward-failed", torchErrorMessage(e));
+  }
+}
+
+// The line of libtorch's message that names the missing kernel ("slow_conv2d_cpu" not implemented
+// for 'Half').
+std::string kernelMissing(const std::string& message) {
+  const size_t at = message.find(" not implemented for '");
+  size_t begin = message.rfind('\n', at);
+  begin = begin == std::string::npos ? 0 : begin + 1;
+  const size_t colon = message.find("Error: ", begin);
+  if (colon != std::string::npos && colon < at) begin = colon + 7;
+  const size_t end = message.find('\n', at);
+  return message.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+}
+
 }  // namespace
 
 Result<std::vector<HostTensor>> Model::exampleInputs(const ExportOptions& options,
@@ -116,21 +182,41 @@ Result<std::vector<HostTensor>> Model::exampleInputs(const ExportOptions& option
 }
 
 Result<std::vector<NamedTensor>> Model::runReference(const ExportOptions& options,
-                                                     const std::vector<std::vector<int64_t>>& shapes) const {
+                                                     const std::vector<std::vector<int64_t>>& shapes,
+                                                     std::string* note) const {
   std::lock_guard<std::mutex> lock(impl_->mutex);
   OXPORT_ASSIGN(ExampleArgs args, buildExampleArgs(impl_->module, options, shapes));
   c10::IValue result;
+  std::optional<at::ScalarType> rounded_to;
   try {
     TrainingGuard guard(impl_->module, options.training);
     torch::NoGradGuard no_grad;
     std::vector<c10::IValue> inputs = args.values;
     result = impl_->module.forward(inputs);
   } catch (const std::exception& e) {
-    return Error("forward-failed", "the model fails on the example inputs: " + torchErrorMessage(e),
-                 "check the input shapes and dtypes in args");
+    const std::string message = torchErrorMessage(e);
+    auto half = halfTypeOf(impl_->module, args.values, e.what());
+    if (!half)
+      return Error("forward-failed", "the model fails on the example inputs: " + message,
+                   "check the input shapes and dtypes in args");
+    auto widened = runWidened(impl_->module, args.values, options.training);
+    if (!widened.ok())
+      return Error("forward-failed", "the model fails on the example inputs: " + message +
+                                         "; a float32 copy of it fails too: " + widened.error().message(),
+                   "check the input shapes and dtypes in args");
+    result = std::move(*widened);
+    rounded_to = *half;
+    if (note) {
+      const std::string type = *half == at::kHalf ? "float16" : "bfloat16";
+      *note = "libtorch 1.13 cannot run this " + type + " model on the CPU (" + kernelMissing(e.what()) +
+              "): the reference outputs come from a float32 copy of it, rounded to " + type;
+    }
   }
   std::vector<at::Tensor> flat;
   flattenResult(result, flat);
+  if (rounded_to)
+    for (auto& t : flat)
+      if (t.scalar_type() == at::kFloat) t = t.to(*rounded_to);
   std::vector<NamedTensor> out;
   for (size_t i = 0; i < flat.size(); ++i) {
     std::string name = i < options.output_names.size() ? options.output_names[i] : "output_" + std::to_string(i);

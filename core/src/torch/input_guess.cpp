@@ -21,14 +21,6 @@ constexpr int64_t kClipFrames = 16;      // 3-D convolutions: torchvision's vide
 constexpr int64_t kClipSize = 112;
 constexpr int64_t kSequenceLength = 16;  // embeddings and RNNs
 
-std::string shapeText(const std::vector<int64_t>& s) {
-  std::ostringstream os;
-  os << '[';
-  for (size_t i = 0; i < s.size(); ++i) os << (i ? ", " : "") << s[i];
-  os << ']';
-  return os.str();
-}
-
 // Ops whose output has the shape of their (tracked) tensor operand: following them keeps looking
 // for the op that reveals the input's shape (resnet's input may pass through a normalization).
 bool keepsShape(const Node* n, size_t offset) {

@@ -30,16 +30,27 @@ std::string torchErrorMessage(const std::exception& e) {
   std::string out;
   size_t start = 0;
   int lines = 0;
-  while (start < msg.size() && lines < 6) {
+  // The interpreter's own error ("RuntimeError: ... not implemented for 'Half'") comes last, after
+  // the TorchScript traceback: it is kept even when the traceback is cut.
+  std::string last_error;
+  bool cut = false;
+  while (start < msg.size()) {
     size_t end = msg.find('\n', start);
     std::string line = msg.substr(start, end == std::string::npos ? std::string::npos : end - start);
     start = end == std::string::npos ? msg.size() : end + 1;
     if (line.find("Exception raised from") != std::string::npos) break;
     if (line.find("frame #") != std::string::npos) break;
     if (line.empty()) continue;
-    out += (out.empty() ? "" : "\n") + line;
-    ++lines;
+    const size_t colon = line.find("Error: ");
+    if (colon != std::string::npos && colon > 0 && line.find(' ') > colon) last_error = line;
+    if (lines < 6) {
+      out += (out.empty() ? "" : "\n") + line;
+      ++lines;
+    } else {
+      cut = true;
+    }
   }
+  if (cut && !last_error.empty()) out += "\n  ...\n" + last_error;
   return out.empty() ? msg : out;
 }
 

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "convert/util.h"
+#include "onnx/legalize_types.h"
 #include "onnx/passes.h"
 #include "onnx/writer.h"
 #include "torch/pipeline.h"
@@ -57,6 +58,26 @@ Status passFoldBatchNorm(ExportState& s) {
 
 Status passDeadCode(ExportState& s) {
   onnx_ir::eliminateDeadNodes(s.model.graph);
+  return okStatus();
+}
+
+Status passLegalizeTypes(ExportState& s) {
+  auto done = onnx_ir::legalizeTypes(s.model);
+  if (!done.ok()) {
+    if (done.error().code() == "opset-too-old") return done.error();
+    s.result.diagnostics.push_back(makeWarning("shape-inference", done.error().first().message));
+    return okStatus();
+  }
+  for (const auto& op : *done) {
+    Diagnostic d;
+    d.severity = Severity::Note;
+    d.code = "computed-in-float32";
+    d.message = std::to_string(op.count) + " " + op.op_type + " node(s) compute in float32 between Casts: ONNX opset " +
+                std::to_string(s.options.opset_version) + " has no " + op.op_type + " for " + op.from +
+                "; the values around it stay " + op.from;
+    d.hint = "a newer opset may accept " + op.from + " for " + op.op_type;
+    s.result.diagnostics.push_back(std::move(d));
+  }
   return okStatus();
 }
 

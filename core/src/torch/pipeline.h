@@ -76,6 +76,7 @@ Status passFoldConstantCasts(ExportState& s);
 Status passEliminateNoops(ExportState& s);
 Status passFoldBatchNorm(ExportState& s);
 Status passDeadCode(ExportState& s);
+Status passLegalizeTypes(ExportState& s);
 Status passDedupInitializers(ExportState& s);
 Status passUnusedInitializers(ExportState& s);
 Status passUnusedParamInputs(ExportState& s);

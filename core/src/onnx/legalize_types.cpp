@@ -1,0 +1,175 @@
+#include "onnx/legalize_types.h"
+
+#include <onnx/defs/schema.h>
+
+#include <map>
+#include <set>
+#include <unordered_set>
+
+#include "onnx/writer.h"
+
+namespace oxport::onnx_ir {
+
+namespace {
+
+const char* onnxTypeName(DType t) {
+  switch (t) {
+    case DType::Float32: return "tensor(float)";
+    case DType::Float64: return "tensor(double)";
+    case DType::Float16: return "tensor(float16)";
+    case DType::BFloat16: return "tensor(bfloat16)";
+    case DType::Int8: return "tensor(int8)";
+    case DType::UInt8: return "tensor(uint8)";
+    case DType::Int16: return "tensor(int16)";
+    case DType::Int32: return "tensor(int32)";
+    case DType::Int64: return "tensor(int64)";
+    case DType::Bool: return "tensor(bool)";
+  }
+  return "";
+}
+
+bool allows(const ::onnx::OpSchema::FormalParameter& p, const char* type) {
+  for (const auto* t : p.GetTypes())
+    if (*t == type) return true;
+  return false;
+}
+
+bool isHalf(DType t) { return t == DType::Float16 || t == DType::BFloat16; }
+
+// Whether a float16/bfloat16 tensor can appear at all: a graph input, an initializer, a Constant
+// or a Cast to one of those types. Graphs without one are left alone without inferring types.
+bool mayHoldHalf(const Graph& g) {
+  for (const auto& in : g.inputs)
+    if (isHalf(in.dtype)) return true;
+  for (const auto& init : g.initializers)
+    if (isHalf(init.tensor.dtype)) return true;
+  const int f16 = onnxDataType(DType::Float16), bf16 = onnxDataType(DType::BFloat16);
+  for (const auto& n : g.nodes)
+    for (const auto& a : n.attributes) {
+      if (const auto* t = std::get_if<HostTensor>(&a.value); t && isHalf(t->dtype)) return true;
+      if (const auto* i = std::get_if<int64_t>(&a.value); i && (a.name == "to" || a.name == "dtype") &&
+                                                          (*i == f16 || *i == bf16))
+        return true;
+    }
+  return false;
+}
+
+const ::onnx::OpSchema::FormalParameter* formalInput(const ::onnx::OpSchema& s, size_t i) {
+  const auto& ins = s.inputs();
+  if (ins.empty()) return nullptr;
+  if (i < ins.size()) return &ins[i];
+  return ins.back().GetOption() == ::onnx::OpSchema::Variadic ? &ins.back() : nullptr;
+}
+
+const ::onnx::OpSchema::FormalParameter* formalOutput(const ::onnx::OpSchema& s, size_t i) {
+  const auto& outs = s.outputs();
+  if (outs.empty()) return nullptr;
+  if (i < outs.size()) return &outs[i];
+  return outs.back().GetOption() == ::onnx::OpSchema::Variadic ? &outs.back() : nullptr;
+}
+
+}  // namespace
+
+Result<std::vector<LegalizedOp>> legalizeTypes(Model& model) {
+  std::vector<LegalizedOp> done;
+  Graph& g = model.graph;
+  if (!mayHoldHalf(g)) return done;
+  auto opset_it = model.opset_imports.find("");
+  if (opset_it == model.opset_imports.end()) return done;
+  const int opset = static_cast<int>(opset_it->second);
+  OXPORT_ASSIGN(auto types, inferValueTypes(model));
+  if (opset < 13)
+    for (const auto& [name, t] : types)
+      if (t == DType::BFloat16)
+        return Error("opset-too-old",
+                     "the model computes in bfloat16 ('" + name + "'), which ONNX has only from opset 13 (opset " +
+                         std::to_string(opset) + " cannot even Cast it)",
+                     "export with opset_version 13 or newer, or convert the model to float16 or float32 first");
+
+  std::unordered_set<std::string> names;
+  for (const auto& [name, t] : types) names.insert(name);
+  for (const auto& n : g.nodes) {
+    names.insert(n.outputs.begin(), n.outputs.end());
+    names.insert(n.name);
+  }
+  auto fresh = [&](const std::string& base) {
+    std::string name = base;
+    for (int k = 1; names.count(name); ++k) name = base + "_" + std::to_string(k);
+    names.insert(name);
+    return name;
+  };
+  auto attrTo = [](DType t) {
+    Attribute a;
+    a.name = "to";
+    a.value = static_cast<int64_t>(onnxDataType(t));
+    return a;
+  };
+  std::map<std::pair<std::string, DType>, int> counts;
+
+  std::vector<Node> out;
+  out.reserve(g.nodes.size());
+  for (auto& n : g.nodes) {
+    const ::onnx::OpSchema* schema =
+        n.domain.empty() ? ::onnx::OpSchemaRegistry::Schema(n.op_type, opset, "") : nullptr;
+    // Type parameters bound to a type the schema does not allow here, where float32 is allowed.
+    std::map<std::string, DType> widen;  // type string ("T") -> the type it was bound to
+    if (schema) {
+      for (size_t i = 0; i < n.inputs.size(); ++i) {
+        if (n.inputs[i].empty()) continue;
+        const auto* p = formalInput(*schema, i);
+        auto t = types.find(n.inputs[i]);
+        if (!p || t == types.end() || !isHalf(t->second)) continue;
+        if (!allows(*p, onnxTypeName(t->second)) && allows(*p, onnxTypeName(DType::Float32)))
+          widen.emplace(p->GetTypeStr(), t->second);
+      }
+    }
+    if (widen.empty()) {
+      out.push_back(std::move(n));
+      continue;
+    }
+    DType from = widen.begin()->second;
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      if (n.inputs[i].empty()) continue;
+      const auto* p = formalInput(*schema, i);
+      if (!p || !widen.count(p->GetTypeStr())) continue;
+      Node cast;
+      cast.op_type = "Cast";
+      cast.name = fresh(n.name.empty() ? n.inputs[i] + "_to_float" : n.name + "_in" + std::to_string(i) + "_to_float");
+      cast.inputs = {n.inputs[i]};
+      cast.outputs = {fresh(n.inputs[i] + "_float")};
+      cast.attributes = {attrTo(DType::Float32)};
+      cast.origins = n.origins;
+      cast.module_path = n.module_path;
+      cast.doc_string = n.doc_string;
+      n.inputs[i] = cast.outputs[0];
+      out.push_back(std::move(cast));
+    }
+    std::vector<Node> after;
+    for (size_t i = 0; i < n.outputs.size(); ++i) {
+      if (n.outputs[i].empty()) continue;
+      const auto* p = formalOutput(*schema, i);
+      if (!p) continue;
+      auto w = widen.find(p->GetTypeStr());
+      if (w == widen.end()) continue;
+      Node cast;
+      cast.op_type = "Cast";
+      cast.name = fresh(n.name.empty() ? n.outputs[i] + "_from_float" : n.name + "_out" + std::to_string(i) + "_from_float");
+      cast.outputs = {n.outputs[i]};
+      n.outputs[i] = fresh(n.outputs[i] + "_float");
+      cast.inputs = {n.outputs[i]};
+      cast.attributes = {attrTo(w->second)};
+      cast.origins = n.origins;
+      cast.module_path = n.module_path;
+      cast.doc_string = n.doc_string;
+      after.push_back(std::move(cast));
+    }
+    ++counts[{n.op_type, from}];
+    out.push_back(std::move(n));
+    for (auto& c : after) out.push_back(std::move(c));
+  }
+  g.nodes = std::move(out);
+  for (const auto& [key, count] : counts) done.push_back({key.first, dtypeName(key.second), count});
+  return done;
+}
+
+}  // namespace oxport::onnx_ir

@@ -1,0 +1,26 @@
+// Legalizing element types: ONNX ops accept only some types per opset (Conv takes no bfloat16
+// before opset 22; many ops take no float16 or bfloat16 at low opsets), while a float16/bfloat16
+// model computes every op in its own type. The pass runs such an op in float32 between Casts.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "onnx/onnx_ir.h"
+#include "oxport/diagnostic.h"
+
+namespace oxport::onnx_ir {
+
+struct LegalizedOp {
+  std::string op_type;
+  std::string from;  // "bfloat16"
+  int count = 0;
+};
+
+// For each node of the main graph (ai.onnx domain) whose input type is not allowed by the op's
+// schema at the model's opset while float32 is, casts the inputs bound to that type parameter to
+// float32 and the outputs bound to it back. Only graphs with a float16 or bfloat16 value are
+// looked at (a cheap check first). Returns what was rewritten, per op type and type.
+Result<std::vector<LegalizedOp>> legalizeTypes(Model& model);
+
+}  // namespace oxport::onnx_ir
