@@ -27,6 +27,7 @@
 #include "oxport/preset.h"
 #include "oxport/localize.h"
 #include "oxport/runtime.h"
+#include "cli/explain.h"
 
 namespace oxport {
 
@@ -42,6 +43,7 @@ usage:
   oxport inspect MODEL.pt [--preset P.json] [options]
   oxport info MODEL.pt
   oxport ops [--opset N] [--json]
+  oxport explain CODE | --all [--markdown]
   oxport --version
 
 Run `oxport COMMAND --help` for the options of a command.
@@ -669,6 +671,7 @@ int runCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
         << ")\n";
     return 0;
   }
+  if (args[0] == "explain") return runExplain({args.begin() + 1, args.end()}, out, err);
   auto parsed = parseArgs(args);
   if (!parsed.ok()) return usageError(err, parsed.error());
   const ParsedArgs& p = *parsed;
