@@ -69,13 +69,13 @@ Status passLegalizeTypes(ExportState& s) {
     return okStatus();
   }
   for (const auto& op : *done) {
-    Diagnostic d;
+    Diagnostic d = makeWarning("computed-in-float32",
+                               std::to_string(op.count) + " " + op.op_type +
+                                   " node(s) compute in float32 between Casts: ONNX opset " +
+                                   std::to_string(s.options.opset_version) + " has no " + op.op_type + " for " +
+                                   op.from + "; the values around it stay " + op.from,
+                               "a newer opset may accept " + op.from + " for " + op.op_type);
     d.severity = Severity::Note;
-    d.code = "computed-in-float32";
-    d.message = std::to_string(op.count) + " " + op.op_type + " node(s) compute in float32 between Casts: ONNX opset " +
-                std::to_string(s.options.opset_version) + " has no " + op.op_type + " for " + op.from +
-                "; the values around it stay " + op.from;
-    d.hint = "a newer opset may accept " + op.from + " for " + op.op_type;
     s.result.diagnostics.push_back(std::move(d));
   }
   return okStatus();
