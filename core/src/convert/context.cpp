@@ -1,6 +1,7 @@
 #include "convert/context.h"
 
 #include <cstring>
+#include <functional>
 #include <sstream>
 
 namespace oxport::convert {
@@ -186,6 +187,27 @@ std::string Context::constant(HostTensor t, const std::string& hint, const Value
   return name;
 }
 
+const std::vector<std::pair<const Node*, size_t>>& Context::weightUses(const Value* w) {
+  static const std::vector<std::pair<const Node*, size_t>> none;
+  if (!w->constant || !w->constant->isTensor() || !w->constant->tensor().data) return none;
+  if (!weight_uses_) {
+    weight_uses_.emplace();
+    std::function<void(const std::vector<Node*>&)> visit = [&](const std::vector<Node*>& nodes) {
+      for (const Node* n : nodes) {
+        for (size_t i = 0; i < n->inputs.size(); ++i) {
+          const Value* in = n->inputs[i];
+          if (in->constant && in->constant->isTensor() && in->constant->tensor().data)
+            (*weight_uses_)[in->constant->tensor().data].emplace_back(n, i);
+        }
+        for (const auto& b : n->blocks) visit(b->nodes);
+      }
+    };
+    visit(graph_.nodes);
+  }
+  auto it = weight_uses_->find(w->constant->tensor().data);
+  return it == weight_uses_->end() ? none : it->second;
+}
+
 std::string Context::constInt64s(const std::vector<int64_t>& v, bool scalar) {
   std::vector<int64_t> shape;
   if (!scalar) shape.push_back(static_cast<int64_t>(v.size()));
@@ -201,8 +223,15 @@ Result<std::string> Context::tensor(const Value* v) {
     std::string name;
     if (c.isTensor()) {
       if (!v->param_name.empty()) {
-        name = uniqueName(v->param_name);
-        model_.graph.initializers.push_back({name, c.tensor(), true});
+        const HostTensor& t = c.tensor();
+        if (t.data)
+          for (const auto& w : weight_names_[t.data])
+            if (w.dtype == t.dtype && w.shape == t.shape) name = w.name;
+        if (name.empty()) {
+          name = uniqueName(v->param_name);
+          model_.graph.initializers.push_back({name, t, true});
+          if (t.data) weight_names_[t.data].push_back({name, t.dtype, t.shape});
+        }
       } else {
         name = constant(c.tensor(), "Constant", v);
       }
