@@ -319,6 +319,10 @@ def make_models(models_dir):
         tied_bytes[f"tied_{head}"] = unique_parameter_bytes(tied)
     with open(os.path.join(models_dir, "tied.json"), "w") as f:
         json.dump(tied_bytes, f)
+    # A linear layer on a 3-D input whose weight (1024 x 300, 1.2 MB) is written transposed for
+    # MatMul as the file is written, not transposed in memory.
+    wide = torch.nn.Sequential(torch.nn.Linear(1024, 300), torch.nn.ReLU(), torch.nn.Linear(300, 8)).eval()
+    torch.jit.trace(wide, (torch.randn(2, 3, 1024),)).save(os.path.join(models_dir, "wide.pt"))
     args = ArgsNet().eval()
     eager["args"] = args
     torch.jit.script(args).save(os.path.join(models_dir, "args.pt"))

@@ -1,4 +1,4 @@
-// Shared weights stay shared: a GPT-like decoder whose token embedding is tied to its output
+// Weights written once and not copied. Shared weights stay shared: a GPT-like decoder whose token embedding is tied to its output
 // projection (make_models.py's TiedLM) is written with each parameter once, the transposed use
 // reading the one initializer; an ordinary linear layer keeps its folded transposed weight.
 #include <gtest/gtest.h>
@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <sstream>
 
 #include "oxport/model.h"
 #include "oxport/runtime.h"
@@ -106,5 +107,56 @@ INSTANTIATE_TEST_SUITE_P(TiedEmbedding, SharedWeights,
                          [](const ::testing::TestParamInfo<Case>& i) {
                            return i.param.model + "_opset" + std::to_string(i.param.opset);
                          });
+
+// A large weight that MatMul reads transposed is transposed as the file is written (no copy in
+// memory): the bytes must be right in a file, in a stream and in external data.
+TEST(TransposedAsWritten, FileStreamAndExternalDataMatch) {
+  auto m = Model::load(modelsDir() / "wide.pt");
+  ASSERT_TRUE(m.ok()) << m.error().message();
+  ExportOptions o;
+  TensorSpec x;
+  x.shape = {2, 3, 1024};
+  o.args = {ArgValue::tensor(x)};
+  o.keep_initializers_as_inputs = false;
+  const std::string tag = std::to_string(::getpid());
+  const fs::path file = fs::temp_directory_path() / ("wide_" + tag + ".onnx");
+  auto r = m->exportOnnx(o, OutputTarget::toFile(file));
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  onnx::ModelProto proto;
+  {
+    std::ifstream f(file, std::ios::binary);
+    ASSERT_TRUE(proto.ParseFromIstream(&f));
+  }
+  bool found = false;
+  for (const auto& t : proto.graph().initializer())
+    found = found || (t.dims_size() == 2 && t.dims(0) == 1024 && t.dims(1) == 300 && t.raw_data().size() == 1024 * 300 * 4);
+  EXPECT_TRUE(found) << "the first layer's weight, transposed to [1024, 300]";
+  ASSERT_TRUE(runtime()) << "no ONNX Runtime";
+  VerifyOptions vo;
+  vo.extra_sizes = false;
+  auto v = verifyExport(*m, o, file, *runtime(), vo);
+  ASSERT_TRUE(v.ok()) << v.error().message();
+  EXPECT_TRUE(v->passed) << v->toText();
+  // The same bytes through a stream.
+  std::ostringstream os;
+  ASSERT_TRUE(m->exportOnnx(o, OutputTarget::toStream(os)).ok());
+  std::ifstream f(file, std::ios::binary);
+  std::ostringstream written;
+  written << f.rdbuf();
+  EXPECT_TRUE(os.str() == written.str()) << "the stream differs from the file";
+  // In external data.
+  const fs::path ext = fs::temp_directory_path() / ("wide_ext_" + tag + ".onnx");
+  ::setenv("OXPORT_EXTERNAL_DATA_THRESHOLD", "100000", 1);
+  auto e = m->exportOnnx(o, OutputTarget::toFile(ext));
+  ::unsetenv("OXPORT_EXTERNAL_DATA_THRESHOLD");
+  ASSERT_TRUE(e.ok()) << e.error().message();
+  EXPECT_TRUE(e->stats.external_data);
+  auto ve = verifyExport(*m, o, ext, *runtime(), vo);
+  ASSERT_TRUE(ve.ok()) << ve.error().message();
+  EXPECT_TRUE(ve->passed) << ve->toText();
+  fs::remove(file);
+  fs::remove(ext);
+  fs::remove(fs::path(ext.string() + ".data"));
+}
 
 }  // namespace

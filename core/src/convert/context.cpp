@@ -1,5 +1,7 @@
 #include "convert/context.h"
 
+#include "convert/util.h"
+
 #include <cstring>
 #include <functional>
 #include <sstream>
@@ -183,7 +185,20 @@ HostTensor scalarHostTensor(double value, DType dtype, std::vector<int64_t> shap
 std::string Context::constant(HostTensor t, const std::string& hint, const Value* from) {
   std::string name = uniqueName("onnx::" + hint + "_" + std::to_string(const_counter_++));
   const bool weight = from && (!from->param_name.empty() || from->from_weights);
-  model_.graph.initializers.push_back({name, std::move(t), weight});
+  model_.graph.initializers.push_back({name, std::move(t), weight, nullptr});
+  return name;
+}
+
+std::string Context::transposedConstant(const HostTensor& t, const std::string& hint, const Value* from) {
+  // Above the size of a Constant node (constants-as-nodes): such a tensor is always an initializer.
+  constexpr size_t kLazyBytes = size_t(1) << 20;
+  if (t.nbytes <= kLazyBytes || !t.data || t.shape.size() != 2) return constant(transpose2D(t), hint, from);
+  HostTensor out;
+  out.dtype = t.dtype;
+  out.shape = {t.shape[1], t.shape[0]};
+  out.nbytes = t.nbytes;
+  std::string name = constant(std::move(out), hint, from);
+  model_.graph.initializers.back().transposed_of = std::make_shared<const HostTensor>(t);
   return name;
 }
 
@@ -229,7 +244,7 @@ Result<std::string> Context::tensor(const Value* v) {
             if (w.dtype == t.dtype && w.shape == t.shape) name = w.name;
         if (name.empty()) {
           name = uniqueName(v->param_name);
-          model_.graph.initializers.push_back({name, t, true});
+          model_.graph.initializers.push_back({name, t, true, nullptr});
           if (t.data) weight_names_[t.data].push_back({name, t.dtype, t.shape});
         }
       } else {

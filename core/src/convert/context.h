@@ -85,6 +85,9 @@ class Context {
   // holds the same bytes (tied parameters reached through two attribute paths are one weight),
   // in blocks too. Empty when `w` is not a constant tensor.
   const std::vector<std::pair<const Node*, size_t>>& weightUses(const Value* w);
+  // The 2-D tensor `t` transposed, as constant() writes it. A large one is not transposed in
+  // memory: its bytes are made from `t` as the file is written (Initializer::transposed_of).
+  std::string transposedConstant(const HostTensor& t, const std::string& hint, const Value* from);
   std::string constInt64s(const std::vector<int64_t>& v, bool scalar = false);
   std::string constScalar(double v, DType dtype);  // 0-d
 

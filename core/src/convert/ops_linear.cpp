@@ -23,7 +23,7 @@ Result<std::string> transposedWeight(Context& ctx, const Value* w) {
   if (w->constant && w->constant->isTensor() && w->constant->tensor().shape.size() == 2 &&
       ctx.settings().constant_folding && !read_as_itself) {
     std::string hint = w->param_name.empty() ? "Constant" : "MatMul";
-    return ctx.constant(transpose2D(w->constant->tensor()), hint, w);
+    return ctx.transposedConstant(w->constant->tensor(), hint, w);
   }
   OXPORT_ASSIGN(std::string name, ctx.tensor(w));
   return ctx.emit1("Transpose", {name}, {attrInts("perm", {1, 0})});
