@@ -104,6 +104,42 @@ class Twin(torch.nn.Module):
         return self.a(x) + self.b(x * 2)
 
 
+class TiedLM(torch.nn.Module):
+    """A GPT-like decoder whose token embedding is tied to the output projection, written as
+    x @ wte.weight.t() ("matmul"), F.linear(x, wte.weight) ("linear") or an nn.Linear head whose
+    weight is the embedding's ("head", as transformers ties them). fc is an ordinary linear layer
+    (its weight read once). Each parameter must be written once."""
+
+    def __init__(self, head):
+        super().__init__()
+        self.wte = torch.nn.Embedding(64, 16)
+        self.wpe = torch.nn.Embedding(8, 16)
+        self.ln = torch.nn.LayerNorm(16)
+        self.fc = torch.nn.Linear(16, 16)
+        self.head = head
+        if head == "head":
+            self.lm_head = torch.nn.Linear(16, 64, bias=False)
+            self.lm_head.weight = self.wte.weight
+
+    def forward(self, ids):
+        pos = torch.arange(ids.shape[1], device=ids.device)
+        h = self.wte(ids) + self.wpe(pos)
+        h = h + self.fc(torch.relu(self.ln(h)))
+        if self.head == "matmul":
+            return h @ self.wte.weight.t()
+        if self.head == "linear":
+            return F.linear(h, self.wte.weight)
+        return self.lm_head(h)
+
+
+def unique_parameter_bytes(m):
+    """Bytes of the parameters and buffers, each tensor once (tied ones are one tensor)."""
+    seen = {}
+    for t in list(m.parameters()) + list(m.buffers()):
+        seen[t.data_ptr()] = t.numel() * t.element_size()
+    return sum(seen.values())
+
+
 class Shapes(torch.nn.Module):
     """Operands the export computes: Resize scales and sizes, Pad amounts, Reshape, Expand and
     Tile sizes, Slice bounds, next to weights (a conv whose batch norm folds into it)."""
@@ -276,6 +312,17 @@ def make_models(models_dir):
     torch.jit.trace(twin, (torch.randn(2, 4),)).save(os.path.join(models_dir, "twin.pt"))
     big = torch.nn.Sequential(torch.nn.Linear(256, 256), torch.nn.ReLU(), torch.nn.Linear(256, 16)).eval()
     torch.jit.trace(big, (torch.randn(2, 256),)).save(os.path.join(models_dir, "big.pt"))
+    tied_bytes = {}
+    for head in ("matmul", "linear", "head"):
+        tied = TiedLM(head).eval()
+        torch.jit.trace(tied, (torch.randint(0, 64, (2, 5)),)).save(os.path.join(models_dir, f"tied_{head}.pt"))
+        tied_bytes[f"tied_{head}"] = unique_parameter_bytes(tied)
+    with open(os.path.join(models_dir, "tied.json"), "w") as f:
+        json.dump(tied_bytes, f)
+    # A linear layer on a 3-D input whose weight (1024 x 300, 1.2 MB) is written transposed for
+    # MatMul as the file is written, not transposed in memory.
+    wide = torch.nn.Sequential(torch.nn.Linear(1024, 300), torch.nn.ReLU(), torch.nn.Linear(300, 8)).eval()
+    torch.jit.trace(wide, (torch.randn(2, 3, 1024),)).save(os.path.join(models_dir, "wide.pt"))
     args = ArgsNet().eval()
     eager["args"] = args
     torch.jit.script(args).save(os.path.join(models_dir, "args.pt"))

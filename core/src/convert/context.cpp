@@ -1,6 +1,9 @@
 #include "convert/context.h"
 
+#include "convert/util.h"
+
 #include <cstring>
+#include <functional>
 #include <sstream>
 
 namespace oxport::convert {
@@ -182,8 +185,42 @@ HostTensor scalarHostTensor(double value, DType dtype, std::vector<int64_t> shap
 std::string Context::constant(HostTensor t, const std::string& hint, const Value* from) {
   std::string name = uniqueName("onnx::" + hint + "_" + std::to_string(const_counter_++));
   const bool weight = from && (!from->param_name.empty() || from->from_weights);
-  model_.graph.initializers.push_back({name, std::move(t), weight});
+  model_.graph.initializers.push_back({name, std::move(t), weight, nullptr});
   return name;
+}
+
+std::string Context::transposedConstant(const HostTensor& t, const std::string& hint, const Value* from) {
+  // Above the size of a Constant node (constants-as-nodes): such a tensor is always an initializer.
+  constexpr size_t kLazyBytes = size_t(1) << 20;
+  if (t.nbytes <= kLazyBytes || !t.data || t.shape.size() != 2) return constant(transpose2D(t), hint, from);
+  HostTensor out;
+  out.dtype = t.dtype;
+  out.shape = {t.shape[1], t.shape[0]};
+  out.nbytes = t.nbytes;
+  std::string name = constant(std::move(out), hint, from);
+  model_.graph.initializers.back().transposed_of = std::make_shared<const HostTensor>(t);
+  return name;
+}
+
+const std::vector<std::pair<const Node*, size_t>>& Context::weightUses(const Value* w) {
+  static const std::vector<std::pair<const Node*, size_t>> none;
+  if (!w->constant || !w->constant->isTensor() || !w->constant->tensor().data) return none;
+  if (!weight_uses_) {
+    weight_uses_.emplace();
+    std::function<void(const std::vector<Node*>&)> visit = [&](const std::vector<Node*>& nodes) {
+      for (const Node* n : nodes) {
+        for (size_t i = 0; i < n->inputs.size(); ++i) {
+          const Value* in = n->inputs[i];
+          if (in->constant && in->constant->isTensor() && in->constant->tensor().data)
+            (*weight_uses_)[in->constant->tensor().data].emplace_back(n, i);
+        }
+        for (const auto& b : n->blocks) visit(b->nodes);
+      }
+    };
+    visit(graph_.nodes);
+  }
+  auto it = weight_uses_->find(w->constant->tensor().data);
+  return it == weight_uses_->end() ? none : it->second;
 }
 
 std::string Context::constInt64s(const std::vector<int64_t>& v, bool scalar) {
@@ -201,8 +238,15 @@ Result<std::string> Context::tensor(const Value* v) {
     std::string name;
     if (c.isTensor()) {
       if (!v->param_name.empty()) {
-        name = uniqueName(v->param_name);
-        model_.graph.initializers.push_back({name, c.tensor(), true});
+        const HostTensor& t = c.tensor();
+        if (t.data)
+          for (const auto& w : weight_names_[t.data])
+            if (w.dtype == t.dtype && w.shape == t.shape) name = w.name;
+        if (name.empty()) {
+          name = uniqueName(v->param_name);
+          model_.graph.initializers.push_back({name, t, true, nullptr});
+          if (t.data) weight_names_[t.data].push_back({name, t.dtype, t.shape});
+        }
       } else {
         name = constant(c.tensor(), "Constant", v);
       }

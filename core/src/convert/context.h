@@ -81,6 +81,13 @@ class Context {
   // with keep_initializers_as_inputs) when `from` is a parameter or was computed from parameters
   // (a transposed or split weight), and as a constant (a Constant node) otherwise.
   std::string constant(HostTensor t, const std::string& hint = "Constant", const Value* from = nullptr);
+  // Where the weight whose bytes `w` holds is read: (node, input index) for every value that
+  // holds the same bytes (tied parameters reached through two attribute paths are one weight),
+  // in blocks too. Empty when `w` is not a constant tensor.
+  const std::vector<std::pair<const Node*, size_t>>& weightUses(const Value* w);
+  // The 2-D tensor `t` transposed, as constant() writes it. A large one is not transposed in
+  // memory: its bytes are made from `t` as the file is written (Initializer::transposed_of).
+  std::string transposedConstant(const HostTensor& t, const std::string& hint, const Value* from);
   std::string constInt64s(const std::vector<int64_t>& v, bool scalar = false);
   std::string constScalar(double v, DType dtype);  // 0-d
 
@@ -151,6 +158,14 @@ class Context {
   std::unordered_map<const Value*, std::vector<const Value*>> const_list_elems_;
   std::vector<Diagnostic> warnings_;
   int const_counter_ = 0;
+  // Parameters by their bytes: one initializer however many values read them.
+  struct WeightName {
+    std::string name;
+    DType dtype;
+    std::vector<int64_t> shape;
+  };
+  std::unordered_map<const void*, std::vector<WeightName>> weight_names_;
+  std::optional<std::unordered_map<const void*, std::vector<std::pair<const Node*, size_t>>>> weight_uses_;
   struct Target {
     onnx_ir::Graph* graph;
     std::unordered_map<const Value*, std::string> names;  // bindings before the push

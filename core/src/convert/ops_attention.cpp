@@ -16,7 +16,7 @@ namespace {
 Result<std::string> weightT(Context& ctx, const Value* w) {
   if (w->constant && w->constant->isTensor() && w->constant->tensor().shape.size() == 2 &&
       ctx.settings().constant_folding)
-    return ctx.constant(transpose2D(w->constant->tensor()), "MatMul", w);
+    return ctx.transposedConstant(w->constant->tensor(), "MatMul", w);
   OXPORT_ASSIGN(std::string wn, ctx.tensor(w));
   return ctx.emit1("Transpose", {wn}, {attrInts("perm", {1, 0})});
 }
@@ -38,10 +38,12 @@ Result<std::string> packedPart(Context& ctx, const Value* v, int part, int64_t e
     const HostTensor& t = v->constant->tensor();
     const size_t block = t.nbytes / 3;
     const auto* src = static_cast<const unsigned char*>(t.data) + static_cast<size_t>(part) * block;
-    std::vector<int64_t> shape = t.shape;
-    shape[0] = e;
-    HostTensor piece = HostTensor::fromBytes(t.dtype, shape, std::vector<unsigned char>(src, src + block));
-    return ctx.constant(transpose ? transpose2D(piece) : piece, transpose ? "MatMul" : "Add", v);
+    // A view of the rows (the bytes are shared and immutable), not a copy.
+    HostTensor piece = t;
+    piece.shape[0] = e;
+    piece.data = src;
+    piece.nbytes = block;
+    return transpose ? ctx.transposedConstant(piece, "MatMul", v) : ctx.constant(piece, "Add", v);
   }
   OXPORT_ASSIGN(std::string t, ctx.tensor(v));
   std::string piece = ctx.slice(t, {part * e}, {(part + 1) * e}, {0});

@@ -8,12 +8,22 @@ namespace oxport::convert {
 
 namespace {
 
-// The transposed weight: folded on the host when the weight is a constant and folding is on.
+// Whether linear node n reads its weight (input 1) transposed: a MatMul with the transposed
+// weight when the input is not 2-D (2-D inputs take Gemm with transB, which reads it as is).
+bool readsWeightTransposed(Context& ctx, const Node* n, size_t idx) {
+  return n->kind == "aten::linear" && idx == 1 && ctx.rank(n->input(0)) != 2 && ctx.rank(n->input(1)) == 2;
+}
+
+// The transposed weight: folded on the host when the weight is a constant and folding is on,
+// unless the weight is also read as itself (an embedding tied to an output projection): then a
+// Transpose of the one weight, so that the file holds its bytes once.
 Result<std::string> transposedWeight(Context& ctx, const Value* w) {
+  bool read_as_itself = false;
+  for (const auto& [user, idx] : ctx.weightUses(w)) read_as_itself = read_as_itself || !readsWeightTransposed(ctx, user, idx);
   if (w->constant && w->constant->isTensor() && w->constant->tensor().shape.size() == 2 &&
-      ctx.settings().constant_folding) {
+      ctx.settings().constant_folding && !read_as_itself) {
     std::string hint = w->param_name.empty() ? "Constant" : "MatMul";
-    return ctx.constant(transpose2D(w->constant->tensor()), hint, w);
+    return ctx.transposedConstant(w->constant->tensor(), hint, w);
   }
   OXPORT_ASSIGN(std::string name, ctx.tensor(w));
   return ctx.emit1("Transpose", {name}, {attrInts("perm", {1, 0})});

@@ -176,7 +176,7 @@ ConvertFn rnnOp(const RnnKind& k) {
 Result<std::string> linearT(Context& ctx, const std::string& x, const Value* w, const Value* b) {
   std::string wt;
   if (isConstTensor(w) && ctx.settings().constant_folding) {
-    wt = ctx.constant(transpose2D(w->constant->tensor()), "MatMul", w);
+    wt = ctx.transposedConstant(w->constant->tensor(), "MatMul", w);
   } else {
     OXPORT_ASSIGN(std::string wn, ctx.tensor(w));
     wt = ctx.emit1("Transpose", {wn}, {attrInts("perm", {1, 0})});

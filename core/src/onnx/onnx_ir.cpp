@@ -1,6 +1,7 @@
 #include "onnx/onnx_ir.h"
 
 #include <algorithm>
+#include <cstring>
 #include <sstream>
 #include <unordered_map>
 
@@ -37,6 +38,48 @@ std::string Attribute::toString() const {
       },
       value);
   return os.str();
+}
+
+namespace {
+
+// dst[j * rows + i] = src[i * cols + j] for rows [r0, r1) of dst, in tiles that stay in cache.
+template <size_t ES>
+void transposeRows(const unsigned char* src, unsigned char* dst, int64_t rows, int64_t cols, int64_t r0, int64_t r1) {
+  constexpr int64_t kTile = 64;
+  for (int64_t j0 = r0; j0 < r1; j0 += kTile)
+    for (int64_t i0 = 0; i0 < rows; i0 += kTile) {
+      const int64_t j1 = std::min(j0 + kTile, r1), i1 = std::min(i0 + kTile, rows);
+      for (int64_t j = j0; j < j1; ++j)
+        for (int64_t i = i0; i < i1; ++i)
+          std::memcpy(dst + ((j - r0) * rows + i) * ES, src + (i * cols + j) * ES, ES);
+    }
+}
+
+}  // namespace
+
+void writeInitializerBytes(std::ostream& os, const Initializer& init) {
+  if (!init.transposed_of) {
+    os.write(static_cast<const char*>(init.tensor.data), static_cast<std::streamsize>(init.tensor.nbytes));
+    return;
+  }
+  const HostTensor& src = *init.transposed_of;
+  const int64_t rows = src.shape.at(0), cols = src.shape.at(1);  // the output is [cols, rows]
+  const size_t es = dtypeSize(src.dtype);
+  if (rows == 0 || cols == 0) return;
+  // Output rows in blocks of about 4 MiB.
+  const int64_t per = std::max<int64_t>(1, static_cast<int64_t>((size_t(4) << 20) / (static_cast<size_t>(rows) * es)));
+  std::vector<unsigned char> buf(static_cast<size_t>(std::min(per, cols) * rows) * es);
+  const auto* s = static_cast<const unsigned char*>(src.data);
+  for (int64_t r0 = 0; r0 < cols; r0 += per) {
+    const int64_t r1 = std::min(r0 + per, cols);
+    switch (es) {
+      case 1: transposeRows<1>(s, buf.data(), rows, cols, r0, r1); break;
+      case 2: transposeRows<2>(s, buf.data(), rows, cols, r0, r1); break;
+      case 4: transposeRows<4>(s, buf.data(), rows, cols, r0, r1); break;
+      default: transposeRows<8>(s, buf.data(), rows, cols, r0, r1); break;
+    }
+    os.write(reinterpret_cast<const char*>(buf.data()), static_cast<std::streamsize>((r1 - r0) * rows * static_cast<int64_t>(es)));
+  }
 }
 
 int64_t irVersionForOpset(int opset) {
@@ -91,12 +134,14 @@ GraphView toGraphView(const Graph& g) {
     e.type = std::string(dtypeName(init.tensor.dtype)) + init.tensor.shapeString();
     std::ostringstream os;
     os << e.type;
-    int64_t n = init.tensor.numel();
-    if (n > 0 && static_cast<size_t>(n) * dtypeSize(init.tensor.dtype) == init.tensor.nbytes) {
+    // A transposed weight has its source's elements.
+    const HostTensor& data = init.transposed_of ? *init.transposed_of : init.tensor;
+    int64_t n = data.numel();
+    if (n > 0 && data.data && static_cast<size_t>(n) * dtypeSize(data.dtype) == data.nbytes) {
       double lo = 0, hi = 0;
-      if (init.tensor.dtype == DType::Float32) {
+      if (data.dtype == DType::Float32) {
         // Typed loop (vectorized): HostTensor::at per element took ~1 s per GiB of weights.
-        const float* p = init.tensor.as<float>();
+        const float* p = data.as<float>();
         float flo = p[0], fhi = p[0];
         for (int64_t i = 1; i < n; ++i) {
           flo = std::min(flo, p[i]);
@@ -105,9 +150,9 @@ GraphView toGraphView(const Graph& g) {
         lo = flo;
         hi = fhi;
       } else {
-        lo = hi = init.tensor.at(0);
+        lo = hi = data.at(0);
         for (int64_t i = 1; i < n; ++i) {
-          double x = init.tensor.at(i);
+          double x = data.at(i);
           lo = std::min(lo, x);
           hi = std::max(hi, x);
         }

@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <variant>
 #include <vector>
@@ -64,7 +65,15 @@ struct Initializer {
   // Other initializers hold what the export computed (shapes, scales, axes, index tables): the
   // constants-as-nodes pass writes them as Constant nodes, never as overridable inputs.
   bool weight = false;
+  // Set for a large 2-D tensor written transposed (the weight of a linear layer that MatMul
+  // reads): `tensor` has the written dtype, shape and size but no data, and the bytes are those
+  // of `transposed_of` transposed, made block by block as the file is written, so that the
+  // export never holds a transposed copy of the weight.
+  std::shared_ptr<const HostTensor> transposed_of;
 };
+
+// Writes the initializer's bytes (`tensor`'s, or `transposed_of`'s transposed, in blocks).
+void writeInitializerBytes(std::ostream& os, const Initializer& init);
 
 struct Graph {
   std::string name = "main_graph";

@@ -92,7 +92,8 @@ int removeUnusedInitializers(Graph& g) {
 int constantsAsNodes(Graph& g, size_t max_bytes) {
   std::unordered_map<std::string, size_t> pending;  // initializer name -> index
   for (size_t i = 0; i < g.initializers.size(); ++i)
-    if (!g.initializers[i].weight && g.initializers[i].tensor.nbytes <= max_bytes) pending[g.initializers[i].name] = i;
+    if (!g.initializers[i].weight && !g.initializers[i].transposed_of && g.initializers[i].tensor.nbytes <= max_bytes)
+      pending[g.initializers[i].name] = i;
   if (pending.empty()) return 0;
   std::vector<bool> moved(g.initializers.size(), false);
   std::unordered_set<std::string> node_names;
@@ -160,13 +161,25 @@ int deduplicateInitializers(Graph& g) {
   std::unordered_map<size_t, std::vector<size_t>> by_hash;
   std::unordered_map<std::string, std::string> replace;
   std::vector<Initializer> kept;
+  // A transposed weight (bytes made as the file is written) is the same as another transposed
+  // weight of the same source; it is compared with no tensor that has its bytes in memory.
+  auto same = [](const Initializer& a, const Initializer& b) {
+    if (a.weight != b.weight || !a.transposed_of != !b.transposed_of) return false;  // weights may become inputs
+    if (!a.transposed_of) return a.tensor.sameContent(b.tensor);
+    return a.transposed_of->data == b.transposed_of->data && a.transposed_of->dtype == b.transposed_of->dtype &&
+           a.transposed_of->shape == b.transposed_of->shape;
+  };
   for (auto& init : g.initializers) {
-    std::string_view bytes(static_cast<const char*>(init.tensor.data), init.tensor.nbytes);
-    size_t h = std::hash<std::string_view>{}(bytes) ^ (static_cast<size_t>(init.tensor.dtype) << 1);
+    size_t h;
+    if (init.transposed_of) {
+      h = std::hash<const void*>{}(init.transposed_of->data) ^ 0x5bd1e995u;
+    } else {
+      std::string_view bytes(static_cast<const char*>(init.tensor.data), init.tensor.nbytes);
+      h = std::hash<std::string_view>{}(bytes) ^ (static_cast<size_t>(init.tensor.dtype) << 1);
+    }
     bool dup = false;
     for (size_t idx : by_hash[h]) {
-      // A weight and a constant stay apart: only weights may become graph inputs.
-      if (kept[idx].weight == init.weight && kept[idx].tensor.sameContent(init.tensor)) {
+      if (same(kept[idx], init)) {
         replace[init.name] = kept[idx].name;
         dup = true;
         break;
@@ -315,7 +328,7 @@ int foldConstantCasts(Graph& g) {
     auto cast = dt ? castOnHost(g.initializers[it->second].tensor, *dt) : std::nullopt;
     if (!cast) return std::nullopt;
     // The Cast's output becomes that constant.
-    g.initializers.push_back({n.outputs[0], std::move(*cast), false});
+    g.initializers.push_back({n.outputs[0], std::move(*cast), false, nullptr});
     constants[n.outputs[0]] = g.initializers.size() - 1;
     return n.outputs[0];
   });
@@ -345,6 +358,7 @@ int foldBatchNormIntoConv(Graph& g) {
     const Initializer* w = findInit(g, conv.inputs[1]);
     const Initializer* b = conv.inputs.size() > 2 && !conv.inputs[2].empty() ? findInit(g, conv.inputs[2]) : nullptr;
     if (!w || (conv.inputs.size() > 2 && !conv.inputs[2].empty() && !b)) continue;
+    if (!w->tensor.data || (b && !b->tensor.data)) continue;  // bytes made only as the file is written
     const Initializer* scale = findInit(g, bn.inputs[1]);
     const Initializer* shift = findInit(g, bn.inputs[2]);
     const Initializer* mean = findInit(g, bn.inputs[3]);
@@ -374,8 +388,8 @@ int foldBatchNormIntoConv(Graph& g) {
     // Folded from the module's weights (the usual case) it is a weight; from constants alone, not.
     bool weight = w->weight || (b && b->weight);
     for (const auto* t : {scale, shift, mean, var}) weight = weight || t->weight;
-    g.initializers.push_back({wname, HostTensor::fromVector<float>(DType::Float32, wshape, std::move(nw)), weight});
-    g.initializers.push_back({bname, HostTensor::fromVector<float>(DType::Float32, {cout}, std::move(nb)), weight});
+    g.initializers.push_back({wname, HostTensor::fromVector<float>(DType::Float32, wshape, std::move(nw)), weight, nullptr});
+    g.initializers.push_back({bname, HostTensor::fromVector<float>(DType::Float32, {cout}, std::move(nb)), weight, nullptr});
     conv.inputs.resize(3);
     conv.inputs[1] = wname;
     conv.inputs[2] = bname;

@@ -179,7 +179,8 @@ Status serializeStreamed(::onnx::ModelProto& mp, const Model& m, std::ostream& o
   writeVarint(os, graph_len);
   if (!graph_head.SerializeToOstream(&os)) return Error("write-failed", "serializing the ONNX graph failed");
   for (int i = 0; i < inits.size(); ++i) {
-    const HostTensor& t = m.graph.initializers[static_cast<size_t>(i)].tensor;
+    const Initializer& init = m.graph.initializers[static_cast<size_t>(i)];
+    const HostTensor& t = init.tensor;
     const std::string& head = heads[static_cast<size_t>(i)];
     os.put(static_cast<char>((5 << 3) | 2));  // GraphProto.initializer
     writeVarint(os, lens[static_cast<size_t>(i)]);
@@ -187,7 +188,7 @@ Status serializeStreamed(::onnx::ModelProto& mp, const Model& m, std::ostream& o
     if (lens[static_cast<size_t>(i)] != head.size()) {
       os.put(static_cast<char>((9 << 3) | 2));  // TensorProto.raw_data
       writeVarint(os, t.nbytes);
-      os.write(static_cast<const char*>(t.data), static_cast<std::streamsize>(t.nbytes));
+      writeInitializerBytes(os, init);
     }
   }
   if (!graph.SerializeToOstream(&os) || !model_tail.SerializeToOstream(&os))
@@ -289,7 +290,9 @@ Result<WriteReport> writeModel(const Model& model, const OutputTarget& target, c
   WriteReport report;
   for (const auto& init : model.graph.initializers)
     if (init.tensor.nbytes >= kStreamedBytes &&
-        (!init.tensor.data || static_cast<size_t>(init.tensor.numel()) * dtypeSize(init.tensor.dtype) != init.tensor.nbytes))
+        (!(init.transposed_of ? init.transposed_of->data : init.tensor.data) ||
+         static_cast<size_t>(init.tensor.numel()) * dtypeSize(init.tensor.dtype) != init.tensor.nbytes ||
+         (init.transposed_of && (init.transposed_of->shape.size() != 2 || init.transposed_of->nbytes != init.tensor.nbytes))))
       return Error("internal", "initializer " + init.name + " has " + std::to_string(init.tensor.nbytes) +
                                    " bytes of data for its shape " + init.tensor.shapeString(),
                    "this is a bug in oxport; please report it with the model. Nothing was written.");
@@ -375,10 +378,11 @@ Result<WriteReport> writeModel(const Model& model, const OutputTarget& target, c
     Status ds = writeFileAtomically(data_path, [&](std::ostream& os) -> Status {
       int64_t pos = 0;
       for (auto [idx, off] : moved) {
-        const auto& t = model.graph.initializers[static_cast<size_t>(idx)].tensor;
+        const auto& init = model.graph.initializers[static_cast<size_t>(idx)];
+        const auto& t = init.tensor;
         std::string pad(static_cast<size_t>(off - pos), '\0');
         os.write(pad.data(), static_cast<std::streamsize>(pad.size()));
-        os.write(static_cast<const char*>(t.data), static_cast<std::streamsize>(t.nbytes));
+        writeInitializerBytes(os, init);
         pos = off + static_cast<int64_t>(t.nbytes);
       }
       return os ? okStatus() : Status(Error("write-failed", "writing " + data_path.string() + " failed"));

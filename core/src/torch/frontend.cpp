@@ -19,6 +19,7 @@
 
 #include "torch/model_impl.h"
 #include "torch/pass_view_writes.h"
+#include "torch/weight_views.h"
 
 namespace oxport {
 
@@ -1507,7 +1508,7 @@ class Frontend {
     for (jit::Node* n : b->nodes()) {
       bool all_static = !n->outputs().empty();
       for (auto* o : n->outputs()) all_static = all_static && static_.count(o);
-      if (all_static) continue;
+      if (all_static && !weight_views_.count(n)) continue;
       if (n->kind() == c10::prim::GetAttr) {
         if (tsValue(n->output())) continue;  // a parameter input
       }
@@ -1585,6 +1586,18 @@ class Frontend {
       res.input_debug_names.push_back(in->debugName());
     }
     res.user_input_count = static_cast<int>(out_->inputs.size());
+    // Folded views of a weight that is also read in another form stay nodes over the one weight.
+    WeightViewQueries q;
+    q.is_static = [&](jit::Value* v) { return static_.count(v) != 0; };
+    q.is_weight = [&](jit::Value* v) {
+      auto e = env_.find(v);
+      return paths_.count(v) && e != env_.end() && e->second.isTensor();
+    };
+    q.value = [&](jit::Value* v) -> const c10::IValue* {
+      auto e = env_.find(v);
+      return static_.count(v) && e != env_.end() ? &e->second : nullptr;
+    };
+    if (options_.do_constant_folding) weight_views_ = sharedWeightViews(g.block(), q);
     OXPORT_TRY(lowerNodes(g.block(), out_->nodes));
     for (auto* p : param_inputs_) {
       out_->inputs.push_back(p);
@@ -1629,6 +1642,7 @@ class Frontend {
   std::unique_ptr<ts::Graph> out_;
   std::unordered_map<jit::Value*, ts::Value*> map_;
   std::vector<ts::Value*> param_inputs_;
+  std::unordered_set<jit::Node*> weight_views_;  // folded views lowered as nodes (weight_views.h)
 };
 
 }  // namespace

@@ -1,0 +1,234 @@
+"""Big models at the speed of the disk: a GPT-2-small-sized decoder, measured side by side.
+
+Usage: /usr/bin/python3 bench/bigmodel.py [--build DIR] [--out DIR] [--runs N] [--opset N] [--no-torch]
+                                          [--baseline OXPORT]
+
+Makes (once, kept in OUT/models) a traced GPT-2-small-sized decoder: 12 layers, d=768, 12 heads,
+vocabulary 50257, 1024 positions, the token embedding tied to the output projection (an nn.Linear
+head whose weight is the embedding's, as transformers ties them), random weights (seed 0); input
+ids [1, 128] (int64, 0..127). Then measures, in this one run, each process on its own:
+
+- the floor: bench/floor.cpp --write, torch::jit::load of the .pt and writing the weights' bytes
+  (each tensor once) to a file (temporary file, fsync, rename, as oxport writes);
+- `oxport export` (CLI), opset N, default options otherwise;
+- torch.onnx.export (/usr/bin/python3: import torch, torch.jit.load, export with the same opset);
+- with --baseline, another oxport binary (an earlier build) with the same arguments.
+
+Wall time and peak RSS of each whole process come from /usr/bin/time -v (median of --runs runs).
+Also: the bytes of the weights (each parameter once) and of each file's initializers. Prints a
+Markdown table (also written to OUT/bigmodel.md, and the raw figures to OUT/bigmodel.json).
+Not part of ctest: it needs ~2 GiB of disk and a few minutes. docs/BENCHMARKS.md has the results.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+PY = "/usr/bin/python3"
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+IDS = (1, 128)
+
+
+def make_model(path):
+    import math
+
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    class Block(nn.Module):
+        def __init__(self, d, heads):
+            super().__init__()
+            self.heads = heads
+            self.ln_1 = nn.LayerNorm(d)
+            self.c_attn = nn.Linear(d, 3 * d)
+            self.c_proj = nn.Linear(d, d)
+            self.ln_2 = nn.LayerNorm(d)
+            self.c_fc = nn.Linear(d, 4 * d)
+            self.c_fc_proj = nn.Linear(4 * d, d)
+
+        def forward(self, x):
+            b, t, c = x.shape
+            q, k, v = self.c_attn(self.ln_1(x)).split(c, dim=2)
+            hd = c // self.heads
+            q, k, v = (z.view(b, t, self.heads, hd).transpose(1, 2) for z in (q, k, v))
+            att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(hd))
+            mask = torch.ones(t, t, dtype=torch.bool, device=x.device).tril()
+            att = att.masked_fill(~mask, float("-inf")).softmax(dim=-1)
+            y = (att @ v).transpose(1, 2).reshape(b, t, c)
+            x = x + self.c_proj(y)
+            return x + self.c_fc_proj(F.gelu(self.c_fc(self.ln_2(x))))
+
+    class GPT(nn.Module):
+        def __init__(self, vocab=50257, positions=1024, d=768, layers=12, heads=12):
+            super().__init__()
+            self.wte = nn.Embedding(vocab, d)
+            self.wpe = nn.Embedding(positions, d)
+            self.h = nn.ModuleList([Block(d, heads) for _ in range(layers)])
+            self.ln_f = nn.LayerNorm(d)
+            self.lm_head = nn.Linear(d, vocab, bias=False)
+            self.lm_head.weight = self.wte.weight  # tied
+
+        def forward(self, ids):
+            pos = torch.arange(ids.shape[1], device=ids.device)
+            x = self.wte(ids) + self.wpe(pos)
+            for block in self.h:
+                x = block(x)
+            return self.lm_head(self.ln_f(x))
+
+    torch.manual_seed(0)
+    m = GPT().eval()
+    ids = torch.arange(IDS[0] * IDS[1]).reshape(IDS)
+    with torch.no_grad():
+        traced = torch.jit.trace(m, (ids,))
+    traced.save(path + ".tmp")
+    os.replace(path + ".tmp", path)
+
+
+TORCH_SCRIPT = r"""
+import json, sys, time
+t0 = time.perf_counter()
+import torch
+model, out, opset, times = sys.argv[1:5]
+t1 = time.perf_counter()
+m = torch.jit.load(model)
+t2 = time.perf_counter()
+ids = torch.arange(%d * %d).reshape(%d, %d)
+torch.onnx.export(m, (ids,), out, opset_version=int(opset), do_constant_folding=True)
+t3 = time.perf_counter()
+json.dump({"import_ms": (t1 - t0) * 1e3, "load_ms": (t2 - t1) * 1e3, "export_ms": (t3 - t2) * 1e3}, open(times, "w"))
+""" % (IDS[0], IDS[1], IDS[0], IDS[1])
+
+
+def timed(cmd):
+    """Runs cmd under /usr/bin/time -v: (wall s, peak RSS bytes, stdout); raises on failure."""
+    t = time.perf_counter()
+    p = subprocess.run(["/usr/bin/time", "-v"] + cmd, capture_output=True, text=True)
+    wall = time.perf_counter() - t
+    if p.returncode != 0:
+        raise RuntimeError(f"{cmd[0]} failed ({p.returncode}):\n{p.stderr[-3000:]}")
+    rss = None
+    for line in p.stderr.splitlines():
+        if "Maximum resident set size" in line:
+            rss = int(line.split(":")[1]) * 1024
+    return wall, rss, p.stdout
+
+
+def initializer_bytes(path):
+    """Bytes of a file's initializers (each counted once), external data included, read without
+    loading the data."""
+    import onnx
+    m = onnx.load(path, load_external_data=False)
+    total = 0
+    for t in m.graph.initializer:
+        n = onnx.mapping.TENSOR_TYPE_TO_NP_TYPE[t.data_type].itemsize  # onnx 1.12
+        for d in t.dims:
+            n *= d
+        total += n
+    return total, len(m.graph.initializer)
+
+
+def weight_bytes(path):
+    import torch
+    m = torch.jit.load(path)
+    seen = {}
+    for t in list(m.parameters()) + list(m.buffers()):
+        seen[t.data_ptr()] = t.numel() * t.element_size()
+    return sum(seen.values())
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--out", default=os.path.join(HERE, "out"))
+    ap.add_argument("--runs", type=int, default=1)
+    ap.add_argument("--opset", type=int, default=14)
+    ap.add_argument("--no-torch", action="store_true")
+    ap.add_argument("--baseline", help="an earlier oxport binary, measured the same way")
+    args = ap.parse_args()
+    models = os.path.join(args.out, "models")
+    work = os.path.join(args.out, "bigmodel")
+    os.makedirs(models, exist_ok=True)
+    os.makedirs(work, exist_ok=True)
+    model = os.path.join(models, "gpt2_small_tied.pt")
+    if not os.path.exists(model):
+        print("bigmodel: making", model, flush=True)
+        make_model(model)
+    weights = weight_bytes(model)
+    oxport = os.path.join(args.build, "app", "oxport")
+    floor = os.path.join(args.build, "bench", "oxport-bench-floor")
+    script = os.path.join(work, "torch_export_ids.py")
+    with open(script, "w") as f:
+        f.write(TORCH_SCRIPT)
+    tools = {
+        "floor": [floor, "--write", os.path.join(work, "floor.bin"), model],
+        "oxport": [oxport, "export", model, "-o", os.path.join(work, "oxport.onnx"), "--arg",
+                   f"{IDS[0]}x{IDS[1]}:int64:arange", "--opset", str(args.opset),
+                   "--report", os.path.join(work, "oxport.report.json")],
+        "torch": [PY, script, model, os.path.join(work, "torch.onnx"), str(args.opset), os.path.join(work, "torch.json")],
+    }
+    if args.baseline:
+        tools["baseline"] = [args.baseline] + tools["oxport"][1:]
+        tools["baseline"][4] = os.path.join(work, "baseline.onnx")
+        tools["baseline"][-1] = os.path.join(work, "baseline.report.json")
+    if args.no_torch:
+        del tools["torch"]
+    runs = {k: [] for k in tools}
+    for i in range(args.runs):
+        order = list(tools) if i % 2 == 0 else list(reversed(list(tools)))
+        for k in order:
+            wall, rss, _ = timed(tools[k])
+            runs[k].append((wall, rss))
+            print(f"  {k}: {wall:.2f} s, peak RSS {rss / 2**20:.0f} MiB", flush=True)
+    res = {"weights": weights, "opset": args.opset, "runs": runs, "load": os.getloadavg()}
+    for k in runs:
+        res[k] = {"wall": statistics.median(w for w, _ in runs[k]), "rss": statistics.median(r for _, r in runs[k])}
+    res["oxport"]["init_bytes"], res["oxport"]["inits"] = initializer_bytes(os.path.join(work, "oxport.onnx"))
+    res["oxport"]["file"] = os.path.getsize(os.path.join(work, "oxport.onnx"))
+    with open(os.path.join(work, "oxport.report.json")) as f:
+        res["oxport"]["phase_ms"] = json.load(f).get("stats", {}).get("phase_ms", {})
+    if "baseline" in runs:
+        res["baseline"]["init_bytes"], res["baseline"]["inits"] = initializer_bytes(os.path.join(work, "baseline.onnx"))
+    if "torch" in runs:
+        tpath = os.path.join(work, "torch.onnx")
+        res["torch"]["init_bytes"], res["torch"]["inits"] = initializer_bytes(tpath)
+        res["torch"]["file"] = os.path.getsize(tpath) + sum(
+            os.path.getsize(os.path.join(work, f)) for f in os.listdir(work)
+            if f not in ("torch.onnx", "oxport.onnx", "baseline.onnx", "floor.bin") and not f.endswith((".json", ".py")))
+    mib = lambda b: f"{b / 2**20:.0f} MiB"
+    fl = res["floor"]
+    lines = [f"GPT-2-small-sized decoder, tied embedding, traced; weights {mib(weights)} (each parameter once); "
+             f"opset {args.opset}; median of {args.runs} run(s); load average {' '.join(f'{x:.2f}' for x in res['load'])}.",
+             "",
+             "| tool | wall | wall / floor | peak RSS | peak RSS / weights | initializer bytes | initializers |",
+             "| --- | --- | --- | --- | --- | --- | --- |",
+             f"| floor (jit.load + write the weights) | {fl['wall']:.2f} s | 1.00x | {mib(fl['rss'])} | "
+             f"{fl['rss'] / weights:.2f}x | - | - |"]
+    names = {"baseline": "oxport export, baseline (--baseline)", "oxport": "oxport export", "torch": "torch.onnx.export"}
+    for k in ("baseline", "oxport", "torch"):
+        if k not in res:
+            continue
+        r = res[k]
+        lines.append(f"| {names[k]} | {r['wall']:.2f} s | "
+                     f"{r['wall'] / fl['wall']:.2f}x | {mib(r['rss'])} | {r['rss'] / weights:.2f}x | "
+                     f"{mib(r['init_bytes'])} ({r['init_bytes'] / weights:.2f}x) | {r['inits']} |")
+    if "torch" in res:
+        lines += ["", f"oxport / torch: wall {res['oxport']['wall'] / res['torch']['wall']:.2f}x, "
+                      f"peak RSS {res['oxport']['rss'] / res['torch']['rss']:.2f}x."]
+    ph = res["oxport"]["phase_ms"]
+    if ph:
+        lines += ["", "oxport phases (ms, in process): " + ", ".join(f"{k} {v:.0f}" for k, v in ph.items())]
+    text = "\n".join(lines) + "\n"
+    print(text)
+    with open(os.path.join(args.out, "bigmodel.md"), "w") as f:
+        f.write(text)
+    with open(os.path.join(args.out, "bigmodel.json"), "w") as f:
+        json.dump(res, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
