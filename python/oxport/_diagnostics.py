@@ -83,6 +83,9 @@ class ExportResult:
         where = self.output if self.output is not None else "<file object>"
         v = "" if self.verify is None else (", verify passed" if self.verify.get("passed") else
                                              ", verify skipped" if self.verify.get("skipped") else ", verify FAILED")
+        def names(ns, most=6):
+            shown = ", ".join(ns[:most])
+            return f"[{shown}, ... ({len(ns)})]" if len(ns) > most else f"[{shown}]"
         return (f"ExportResult({where}: {s.get('onnx_nodes', 0)} nodes, {s.get('initializers', 0)} initializers, "
-                f"{s.get('file_bytes', 0)} bytes, inputs {self.input_names}, outputs {self.output_names}, "
-                f"{len(self.warnings)} warning(s){v})")
+                f"{s.get('file_bytes', 0)} bytes, inputs {names(self.input_names)}, "
+                f"outputs {names(self.output_names)}, {len(self.warnings)} warning(s){v})")
