@@ -18,6 +18,7 @@
 #include <unordered_set>
 
 #include "torch/model_impl.h"
+#include "torch/pass_export_constants.h"
 #include "torch/pass_view_writes.h"
 
 namespace oxport {
@@ -450,7 +451,8 @@ bool holdsTensor(const c10::IValue& v) {
 bool isMetadataQuery(const jit::Node* n) {
   static const std::unordered_set<std::string> kinds = {
       "prim::dtype", "prim::device", "prim::layout", "aten::dim", "prim::is_cuda", "aten::is_floating_point",
-      "prim::requires_grad", "aten::is_complex", "prim::is_quantized", "aten::__is__", "aten::__isnot__", "aten::is_pinned"};
+      "prim::requires_grad", "aten::is_complex", "prim::is_quantized", "aten::__is__", "aten::__isnot__", "aten::is_pinned",
+      "prim::is_nested", "prim::is_sparse", "prim::is_mkldnn", "prim::is_meta"};
   return kinds.count(n->kind().toQualString()) != 0;
 }
 
@@ -466,6 +468,9 @@ class Frontend {
     graph_ = module_.get_method("forward").graph()->copy();
     jit::Inline(*graph_);
     OXPORT_TRY(bakeArguments());
+    // No grad, no autocast, the training option, the modules' flags, the inputs' dtype, rank and
+    // device, None-ness of Optional arguments: the fast paths they rule out go before anything runs.
+    foldExportConstants(graph_, module_._ivalue(), options_.training);
     functionalizeViewWrites(*graph_);  // y[:, i] = v and friends, before the mutation passes
     jit::LowerSimpleTuples(graph_);
     try {
@@ -1719,6 +1724,9 @@ Result<FrontendResult> runFrontend(const jit::Module& module, const ExampleArgs&
                                    const ExportOptions& options, const ProgressFn& progress,
                                    const CancelToken& cancel, const ValueObserver* observer) {
   try {
+    // The example run is the export's inference, as the reference run: without autograd (what
+    // torch.is_grad_enabled() answers is folded to false before it, see pass_export_constants.h).
+    torch::NoGradGuard no_grad;
     Frontend f(module, args, options, progress, cancel, observer);
     return f.run();
   } catch (const std::exception& e) {
