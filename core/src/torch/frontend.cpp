@@ -20,6 +20,7 @@
 #include "torch/model_impl.h"
 #include "torch/pass_export_constants.h"
 #include "torch/pass_view_writes.h"
+#include "torch/shape_asserts.h"
 
 namespace oxport {
 
@@ -641,6 +642,7 @@ class Frontend {
     shadow_depth_ = 0;
     executed_.clear();
     warned_unrolled_.clear();
+    dropped_asserts_.clear();
     warnings_.resize(warnings_before);
     if (auto nl = reason.find('\n'); nl != std::string::npos) reason.resize(nl);
     if (reason.size() > 300) reason = reason.substr(0, 300) + "...";
@@ -1030,6 +1032,13 @@ class Frontend {
     jit::Block* taken = n->blocks()[cond ? 0 : 1];
     jit::Block* other = n->blocks()[cond ? 1 : 0];
     OXPORT_TRY(runBlock(taken));
+    size_t raise_branch = 0;
+    if (!static_cond && isShapeAssert(n, &raise_branch) && raise_branch != (cond ? 0u : 1u)) {
+      // An assert on shapes that the example inputs pass: ONNX has no exceptions, and nothing but
+      // the shapes decides it, so it is left out of the file (see lowerNodes).
+      dropped_asserts_.insert(n);
+      return okStatus();
+    }
     if (!static_cond) runForMetas(other);
     for (size_t i = 0; i < n->outputs().size(); ++i) {
       jit::Value* bo = taken->outputs()[i];
@@ -1228,6 +1237,22 @@ class Frontend {
     w.node_kind = n->kind().toQualString();
     w.module_path = scopeOf(n).path;
     w.location = loc;
+    warnings_.push_back(w);
+  }
+
+  // Asserts on shapes are left out of the file; with dynamic axes an input of other sizes could
+  // fail one that the example inputs pass, so the export says so once.
+  void warnDroppedAssert(const jit::Node* n) {
+    if (options_.dynamic_axes.empty() || warned_assert_) return;
+    warned_assert_ = true;
+    Diagnostic w = makeWarning("shape-assert-dropped",
+                               "an assert on shapes (and any like it) is left out of the ONNX file, which has no "
+                               "exceptions: the example inputs pass it, but inputs of other sizes along the "
+                               "dynamic axes that would fail it run without the check",
+                               "keep the inputs' sizes consistent as forward() expects");
+    w.node_kind = n->kind().toQualString();
+    w.module_path = scopeOf(n).path;
+    w.location = locationOf(n);
     warnings_.push_back(w);
   }
 
@@ -1503,6 +1528,10 @@ class Frontend {
       if (n->kind() == c10::prim::GetAttr) {
         if (tsValue(n->output())) continue;  // a parameter input
       }
+      if (dropped_asserts_.count(n)) {
+        warnDroppedAssert(n);
+        continue;
+      }
       if (n->kind() == c10::prim::If && static_.count(n->input(0))) {
         auto it = env_.find(n->input(0));
         if (it == env_.end()) continue;  // in a branch that did not run: its values are unknown
@@ -1616,6 +1645,8 @@ class Frontend {
   std::string example_run_;  // "meta", or "real (...)" and why
   std::unordered_set<jit::Node*> executed_;       // trace mode: nodes run (never destroyed)
   std::unordered_set<std::string> warned_unrolled_;  // trace mode: constructs already reported
+  std::unordered_set<jit::Node*> dropped_asserts_;   // asserts on shapes the example inputs pass
+  bool warned_assert_ = false;
   std::vector<Diagnostic> warnings_;
 
   std::unique_ptr<ts::Graph> out_;
