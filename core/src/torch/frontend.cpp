@@ -983,6 +983,17 @@ class Frontend {
     if (n->kind() == c10::prim::If) return runIf(n);
     if (n->kind() == c10::prim::Loop) return runLoop(n);
     OXPORT_TRY(execute(n));
+    for (auto* o : n->outputs()) {
+      auto it = env_.find(o);
+      if (it != env_.end() && anyTensorIn(it->second, [](const at::Tensor& t) { return t.defined() && t.is_nested(); }))
+        return nodeError(n, "nested-tensor",
+                         std::string(n->kind().toQualString()) +
+                             " makes a nested tensor on the example inputs, which has no ONNX form (nested tensors "
+                             "have no shape); nn.TransformerEncoder makes one on its fast path when the "
+                             "src_key_padding_mask is left-aligned, a condition on the mask's values",
+                         "construct nn.TransformerEncoder with enable_nested_tensor=False (the same results at the "
+                         "positions that are not padding), or do not convert inputs to nested tensors in forward()");
+    }
     bool all_static = !n->isNondeterministic() && !keepAsNode(n);
     for (auto* in : n->inputs()) all_static = all_static && static_.count(in);
     if (n->kind() == c10::prim::Constant || isMetadataQuery(n)) all_static = true;
