@@ -149,6 +149,26 @@ class ExportConstants {
     return c10::nullopt;
   }
 
+  // isinstance(v, T) where v's static type decides it: a subtype of a candidate is one; a type
+  // that no value of another type can hide behind (not Optional, Union, Any, an interface or a
+  // class) is none of the others. (After baking an Optional argument is a tensor or None.)
+  c10::optional<c10::IValue> isInstance(jit::Node* n) {
+    const c10::TypePtr& t = n->input()->type();
+    for (const c10::TypePtr& cand : n->tys(c10::attr::types))
+      if (t->isSubtypeOf(*cand)) return c10::IValue(true);
+    if (mayBeNone(t) && t->kind() != c10::TypeKind::NoneType) return c10::nullopt;
+    switch (t->kind()) {
+      case c10::TypeKind::InterfaceType:
+      case c10::TypeKind::ClassType:
+      case c10::TypeKind::AnyClassType:
+      case c10::TypeKind::AnyListType:
+      case c10::TypeKind::AnyTupleType:
+      case c10::TypeKind::AnyEnumType:
+      case c10::TypeKind::NumberType: return c10::nullopt;
+      default: return c10::IValue(false);
+    }
+  }
+
   // all([...]) / any([...]) of a list made here and only read: decided by one constant element
   // (a false for all, a true for any) or by all of them being constants.
   c10::optional<bool> allOrAny(jit::Node* n, bool is_all) {
@@ -197,6 +217,8 @@ class ExportConstants {
         jit::Value* o = n->input(1);
         if (isNoneConstant(a)) std::swap(a, o);
         if (isNoneConstant(o) && !mayBeNone(a->type())) value = c10::IValue(kind == "aten::__isnot__");
+      } else if (n->kind() == c10::prim::isinstance && n->inputs().size() == 1) {
+        value = isInstance(n);
       } else if (kind == "aten::all" || kind == "aten::any") {
         if (auto r = allOrAny(n, kind == "aten::all")) value = c10::IValue(*r);
       }

@@ -21,8 +21,9 @@ namespace oxport {
 //  - the metadata of the graph's tensor inputs that no dynamic axis changes: dtype, rank, device
 //    (CPU), layout, is_cuda, is_nested, is_sparse, is_quantized, is_meta, is_mkldnn, requires_grad,
 //    is_floating_point, is_complex;
-//  - `v is None` / `v is not None` where the type of v cannot be None (after argument baking an
-//    Optional argument is either a tensor input or a None constant).
+//  - `v is None` / `v is not None` and isinstance(v, T) where the type of v decides (after argument
+//    baking an Optional argument is either a tensor input or a None constant);
+//  - all([...]) / any([...]) of a list of bools that one constant element (or all of them) decides.
 // Then libtorch's constant propagation over immutable values (not, and, or, ==, != on the
 // constants, string formatting, list-free arithmetic) folds what follows, every prim::If on a
 // constant condition is replaced by the branch it takes, and dead code goes; repeated until nothing
