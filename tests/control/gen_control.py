@@ -195,6 +195,15 @@ class ExportTimeFlags(torch.nn.Module):
         return self.lin(x) * 3.0 + float(len(why))
 
 
+class OutputTwice(torch.nn.Module):
+    """The same tensor returned twice (as a wrapper of nn.MultiheadAttention without weights might):
+    two graph outputs, the second a copy of the first."""
+
+    def forward(self, x) -> Tuple[torch.Tensor, torch.Tensor]:
+        y = x * 2 + 1
+        return y, y
+
+
 @torch.jit.script
 def scripted_function(x, k: int):
     if k > 2:
@@ -228,6 +237,7 @@ CASES = [
     ("sizes_list_arithmetic", SizesListArithmetic(), [[T(2, 3, 4)], [T(3, 5, 2, seed=1)], [T(1, 1, 7, seed=2)]],
      {"x": [0, 1, 2]}, []),
     ("export_time_flags", ExportTimeFlags(), [[T(2, 3, 4)], [T(5, 3, 4, seed=1)]], {"x": [0]}, []),
+    ("output_twice", OutputTwice(), [[T(2, 3)], [T(4, 3, seed=1)]], {"x": [0]}, []),
     ("scripted_function", scripted_function, [[T(2, 3), 3], [T(2, 3, seed=4), 3]], {}, []),
     # Script exports that fail (the code the error must have); trace mode exports them.
     ("raises_on_data", RaisesOnData(), [[T(2, 3)]], {}, [], [], "unsupported-form"),
