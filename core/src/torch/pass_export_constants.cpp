@@ -53,8 +53,7 @@ c10::optional<bool> constantBool(jit::Value* v) {
 class ExportConstants {
  public:
   ExportConstants(std::shared_ptr<jit::Graph>& g, const c10::IValue& self, TrainingMode training)
-      : g_(g), training_(training) {
-    if (!g_->inputs().empty() && self.isObject()) objects_[g_->inputs()[0]] = self;
+      : g_(g), self_(self), training_(training) {
     collectSetAttrs(g_->block());
   }
 
@@ -62,9 +61,8 @@ class ExportConstants {
     const int ifs_before = countIfs(g_->block());
     for (int round = 0; round < 32; ++round) {
       // Module values are found again each round (dead code elimination frees values).
-      c10::IValue self = objects_.count(g_->inputs()[0]) ? objects_[g_->inputs()[0]] : c10::IValue();
       objects_.clear();
-      if (self.isObject()) objects_[g_->inputs()[0]] = self;
+      if (!g_->inputs().empty() && self_.isObject()) objects_[g_->inputs()[0]] = self_;
       bool changed = replaceIn(g_->block());
       changed = jit::ConstantPropagationImmutableTypes(g_) || changed;
       jit::EliminateDeadCode(g_);
@@ -228,6 +226,7 @@ class ExportConstants {
   }
 
   std::shared_ptr<jit::Graph>& g_;
+  c10::IValue self_;  // the module forward belongs to (graph input 0)
   TrainingMode training_;
   std::unordered_map<jit::Value*, c10::IValue> objects_;  // module (and other object) values
   std::unordered_set<std::string> written_;                // attribute names the graph sets
