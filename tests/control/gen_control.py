@@ -163,6 +163,47 @@ class DictLookup(torch.nn.Module):
         return d["a"] + 1
 
 
+class ExportTimeFlags(torch.nn.Module):
+    """Conditions fixed at export time, in the style of PyTorch's fast-path checks: no grad, no
+    autocast, eval mode, a dense float32 CPU input of rank 3, a string flag, an Optional argument
+    left None. The path libtorch takes without grad (the reference run's) is the one exported; the
+    branches ruled out (a str leaving an if) must not reach the converters."""
+
+    def __init__(self):
+        super().__init__()
+        self.mode = "fast"
+        self.lin = torch.nn.Linear(4, 4)
+
+    def forward(self, x, bias: Optional[torch.Tensor] = None):
+        why = ""
+        if torch.is_grad_enabled() and any([p.requires_grad for p in [x, self.lin.weight]]):
+            why = "grad"
+        elif torch.is_autocast_enabled():
+            why = "autocast"
+        elif self.training:
+            why = "training"
+        elif x.is_nested or x.is_cuda or not all([x.device.type == "cpu", x.dtype == torch.float32]):
+            why = f"device {x.device}"
+        elif x.dim() != 3:
+            why = f"rank {x.dim()}"
+        elif self.mode != "fast":
+            why = "mode " + self.mode
+        elif bias is not None or isinstance(bias, torch.Tensor):
+            why = "bias"
+        if not why:
+            return self.lin(x) * 2.0
+        return self.lin(x) * 3.0 + float(len(why))
+
+
+class OutputTwice(torch.nn.Module):
+    """The same tensor returned twice (as a wrapper of nn.MultiheadAttention without weights might):
+    two graph outputs, the second a copy of the first."""
+
+    def forward(self, x) -> Tuple[torch.Tensor, torch.Tensor]:
+        y = x * 2 + 1
+        return y, y
+
+
 @torch.jit.script
 def scripted_function(x, k: int):
     if k > 2:
@@ -195,6 +236,8 @@ CASES = [
                                        [T(2, 4, fill="ones")]], {"x": [0]}, ["Loop"], ["float32", "int64", "bool"]),
     ("sizes_list_arithmetic", SizesListArithmetic(), [[T(2, 3, 4)], [T(3, 5, 2, seed=1)], [T(1, 1, 7, seed=2)]],
      {"x": [0, 1, 2]}, []),
+    ("export_time_flags", ExportTimeFlags(), [[T(2, 3, 4)], [T(5, 3, 4, seed=1)]], {"x": [0]}, []),
+    ("output_twice", OutputTwice(), [[T(2, 3)], [T(4, 3, seed=1)]], {"x": [0]}, []),
     ("scripted_function", scripted_function, [[T(2, 3), 3], [T(2, 3, seed=4), 3]], {}, []),
     # Script exports that fail (the code the error must have); trace mode exports them.
     ("raises_on_data", RaisesOnData(), [[T(2, 3)]], {}, [], [], "unsupported-form"),

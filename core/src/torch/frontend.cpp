@@ -18,8 +18,10 @@
 #include <unordered_set>
 
 #include "torch/model_impl.h"
+#include "torch/pass_export_constants.h"
 #include "torch/pass_view_writes.h"
 #include "torch/weight_views.h"
+#include "torch/shape_asserts.h"
 
 namespace oxport {
 
@@ -464,7 +466,8 @@ bool holdsTensor(const c10::IValue& v) {
 bool isMetadataQuery(const jit::Node* n) {
   static const std::unordered_set<std::string> kinds = {
       "prim::dtype", "prim::device", "prim::layout", "aten::dim", "prim::is_cuda", "aten::is_floating_point",
-      "prim::requires_grad", "aten::is_complex", "prim::is_quantized", "aten::__is__", "aten::__isnot__", "aten::is_pinned"};
+      "prim::requires_grad", "aten::is_complex", "prim::is_quantized", "aten::__is__", "aten::__isnot__", "aten::is_pinned",
+      "prim::is_nested", "prim::is_sparse", "prim::is_mkldnn", "prim::is_meta"};
   return kinds.count(n->kind().toQualString()) != 0;
 }
 
@@ -480,6 +483,9 @@ class Frontend {
     graph_ = module_.get_method("forward").graph()->copy();
     jit::Inline(*graph_);
     OXPORT_TRY(bakeArguments());
+    // No grad, no autocast, the training option, the modules' flags, the inputs' dtype, rank and
+    // device, None-ness of Optional arguments: the fast paths they rule out go before anything runs.
+    foldExportConstants(graph_, module_._ivalue(), options_.training);
     functionalizeViewWrites(*graph_);  // y[:, i] = v and friends, before the mutation passes
     jit::LowerSimpleTuples(graph_);
     try {
@@ -650,6 +656,7 @@ class Frontend {
     shadow_depth_ = 0;
     executed_.clear();
     warned_unrolled_.clear();
+    dropped_asserts_.clear();
     warnings_.resize(warnings_before);
     if (auto nl = reason.find('\n'); nl != std::string::npos) reason.resize(nl);
     if (reason.size() > 300) reason = reason.substr(0, 300) + "...";
@@ -990,6 +997,17 @@ class Frontend {
     if (n->kind() == c10::prim::If) return runIf(n);
     if (n->kind() == c10::prim::Loop) return runLoop(n);
     OXPORT_TRY(execute(n));
+    for (auto* o : n->outputs()) {
+      auto it = env_.find(o);
+      if (it != env_.end() && anyTensorIn(it->second, [](const at::Tensor& t) { return t.defined() && t.is_nested(); }))
+        return nodeError(n, "nested-tensor",
+                         std::string(n->kind().toQualString()) +
+                             " makes a nested tensor on the example inputs, which has no ONNX form (nested tensors "
+                             "have no shape); nn.TransformerEncoder makes one on its fast path when the "
+                             "src_key_padding_mask is left-aligned, a condition on the mask's values",
+                         "construct nn.TransformerEncoder with enable_nested_tensor=False (the same results at the "
+                         "positions that are not padding), or do not convert inputs to nested tensors in forward()");
+    }
     bool all_static = !n->isNondeterministic() && !keepAsNode(n);
     for (auto* in : n->inputs()) all_static = all_static && static_.count(in);
     if (n->kind() == c10::prim::Constant || isMetadataQuery(n)) all_static = true;
@@ -1039,6 +1057,13 @@ class Frontend {
     jit::Block* taken = n->blocks()[cond ? 0 : 1];
     jit::Block* other = n->blocks()[cond ? 1 : 0];
     OXPORT_TRY(runBlock(taken));
+    size_t raise_branch = 0;
+    if (!static_cond && isShapeAssert(n, &raise_branch) && raise_branch != (cond ? 0u : 1u)) {
+      // An assert on shapes that the example inputs pass: ONNX has no exceptions, and nothing but
+      // the shapes decides it, so it is left out of the file (see lowerNodes).
+      dropped_asserts_.insert(n);
+      return okStatus();
+    }
     if (!static_cond) runForMetas(other);
     for (size_t i = 0; i < n->outputs().size(); ++i) {
       jit::Value* bo = taken->outputs()[i];
@@ -1237,6 +1262,22 @@ class Frontend {
     w.node_kind = n->kind().toQualString();
     w.module_path = scopeOf(n).path;
     w.location = loc;
+    warnings_.push_back(w);
+  }
+
+  // Asserts on shapes are left out of the file; with dynamic axes an input of other sizes could
+  // fail one that the example inputs pass, so the export says so once.
+  void warnDroppedAssert(const jit::Node* n) {
+    if (options_.dynamic_axes.empty() || warned_assert_) return;
+    warned_assert_ = true;
+    Diagnostic w = makeWarning("shape-assert-dropped",
+                               "an assert on shapes (and any like it) is left out of the ONNX file, which has no "
+                               "exceptions: the example inputs pass it, but inputs of other sizes along the "
+                               "dynamic axes that would fail it run without the check",
+                               "keep the inputs' sizes consistent as forward() expects");
+    w.node_kind = n->kind().toQualString();
+    w.module_path = scopeOf(n).path;
+    w.location = locationOf(n);
     warnings_.push_back(w);
   }
 
@@ -1512,6 +1553,10 @@ class Frontend {
       if (n->kind() == c10::prim::GetAttr) {
         if (tsValue(n->output())) continue;  // a parameter input
       }
+      if (dropped_asserts_.count(n)) {
+        warnDroppedAssert(n);
+        continue;
+      }
       if (n->kind() == c10::prim::If && static_.count(n->input(0))) {
         auto it = env_.find(n->input(0));
         if (it == env_.end()) continue;  // in a branch that did not run: its values are unknown
@@ -1637,6 +1682,8 @@ class Frontend {
   std::string example_run_;  // "meta", or "real (...)" and why
   std::unordered_set<jit::Node*> executed_;       // trace mode: nodes run (never destroyed)
   std::unordered_set<std::string> warned_unrolled_;  // trace mode: constructs already reported
+  std::unordered_set<jit::Node*> dropped_asserts_;   // asserts on shapes the example inputs pass
+  bool warned_assert_ = false;
   std::vector<Diagnostic> warnings_;
 
   std::unique_ptr<ts::Graph> out_;
@@ -1746,6 +1793,9 @@ Result<FrontendResult> runFrontend(const jit::Module& module, const ExampleArgs&
                                    const ExportOptions& options, const ProgressFn& progress,
                                    const CancelToken& cancel, const ValueObserver* observer) {
   try {
+    // The example run is the export's inference, as the reference run: without autograd (what
+    // torch.is_grad_enabled() answers is folded to false before it, see pass_export_constants.h).
+    torch::NoGradGuard no_grad;
     Frontend f(module, args, options, progress, cancel, observer);
     return f.run();
   } catch (const std::exception& e) {

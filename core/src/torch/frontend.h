@@ -1,6 +1,8 @@
 // Private: from a loaded TorchScript module and example arguments to the core's own IR.
-// Inline with module call stacks, bake non-tensor arguments, run the graph node by node on the
-// example inputs (shapes, dtypes, dynamic scalars; folding of input-independent values), lower.
+// Inline with module call stacks, bake non-tensor arguments, fold export-time constants (no grad,
+// module flags, the inputs' metadata: pass_export_constants.h), run the graph node by node on the
+// example inputs without autograd (shapes, dtypes, dynamic scalars; folding of input-independent
+// values; asserts on shapes checked and left out: shape_asserts.h), lower.
 #pragma once
 
 #include <functional>

@@ -249,6 +249,7 @@ Status passGraphOutputs(ExportState& s) {
     return Error(d);
   }
   std::set<std::string> input_set, init_set, seen;
+  std::map<std::string, std::string> renamed;  // a tensor made an output: its name before -> after
   for (const auto& in : graph.inputs) input_set.insert(in.name);
   for (const auto& init : graph.initializers) init_set.insert(init.name);
   for (size_t i = 0; i < out_names.size(); ++i) {
@@ -265,11 +266,17 @@ Status passGraphOutputs(ExportState& s) {
       d.option = "output_names";
       return Error(d);
     }
-    if (input_set.count(src) || init_set.count(src) || seen.count(src) || s.used_names.count(want)) {
+    // The same tensor returned twice (`return y, y`) was renamed by its first output: the second
+    // copies it under that name.
+    const std::string original = src;
+    if (auto r = renamed.find(src); r != renamed.end()) src = r->second;
+    const bool copy = input_set.count(src) || init_set.count(src) || seen.count(src) || s.used_names.count(want);
+    if (copy) {
       ctx.setCurrent(nullptr);
       src = ctx.emit1("Identity", {src});
     }
     onnx_ir::renameTensor(graph, src, want);
+    if (!copy) renamed[original] = want;
     seen.insert(want);
     s.used_names.insert(want);
     onnx_ir::ValueInfo vi;
