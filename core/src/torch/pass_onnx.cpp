@@ -84,7 +84,8 @@ Status passLegalizeTypes(ExportState& s) {
 }
 
 Status passDedupInitializers(ExportState& s) {
-  if (s.options.do_constant_folding) onnx_ir::deduplicateInitializers(s.model.graph);
+  if (s.options.do_constant_folding && onnx_ir::deduplicateInitializers(s.model.graph, s.cancel) < 0)
+    return Error("cancelled", "the export was cancelled");
   return okStatus();
 }
 
