@@ -8,7 +8,10 @@ usage: interrupt_export.py OXPORT WORKDIR MODE
         tty: run on a pseudo-terminal (the progress line shows by itself) and type Ctrl+C there,
              which the terminal sends to the whole process group;
         kill: pipe stderr (--progress=always) and send SIGINT to the `oxport` process only;
-        kill-in-process: the same with OXPORT_ISOLATE=0 (no supervising parent).
+        kill-in-process: the same with OXPORT_ISOLATE=0 (no supervising parent);
+        unresponsive: stop the working child (SIGSTOP, standing for a call that cannot be
+             interrupted) before sending SIGINT to the parent, which kills the child after a
+             second and reports `interrupted` instead.
 The signal is sent once the progress line says the weights are being written; a test hook
 (OXPORT_TEST_WRITE_BLOCK_DELAY_MS) slows the write of the 128 MiB of weights to about 2 s.
 """
@@ -81,8 +84,21 @@ else:
     proc = subprocess.Popen(args + ["--progress=always"], env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    pump(proc.stderr.fileno(), lambda: os.kill(proc.pid, signal.SIGINT))
-    status = proc.wait()
+    def interrupt():
+        if mode == "unresponsive":
+            child = subprocess.check_output(["pgrep", "-P", str(proc.pid)]).split()[0]
+            os.kill(int(child), signal.SIGSTOP)
+        os.kill(proc.pid, signal.SIGINT)
+
+    pump(proc.stderr.fileno(), interrupt)
+    try:
+        status = proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        for pid in subprocess.run(["pgrep", "-P", str(proc.pid)], stdout=subprocess.PIPE).stdout.split():
+            os.kill(int(pid), signal.SIGKILL)
+        proc.kill()
+        print("FAIL: oxport did not end within 20 s")
+        sys.exit(1)
     status = status << 8 if status >= 0 else -status
 ended = time.monotonic()
 
@@ -94,8 +110,13 @@ else:
     took = ended - sent_at
     print("stopped in under 2 s" if took < 2.0 else "FAIL: stopped %.2f s after the signal" % took)
 text = seen.decode("utf-8", "replace")
-print("cancelled diagnostic" if "error[cancelled]: the export was cancelled" in text else "FAIL: no cancelled diagnostic")
-print("progress line erased" if "\r\x1b[K" in text.split("writing weights")[-1] else "FAIL: progress line not erased")
+if mode == "unresponsive":
+    print("interrupted diagnostic" if "error[interrupted]: interrupted (Interrupt) while exporting" in text
+          else "FAIL: no interrupted diagnostic")
+else:
+    print("cancelled diagnostic" if "error[cancelled]: the export was cancelled" in text
+          else "FAIL: no cancelled diagnostic")
+    print("progress line erased" if "\r\x1b[K" in text.split("writing weights")[-1] else "FAIL: progress line not erased")
 with open(out, "rb") as f:
     print("earlier output intact" if f.read() == earlier else "FAIL: earlier output changed")
 left = glob.glob(os.path.join(work, ".interrupt_%s.onnx*" % mode))

@@ -740,10 +740,12 @@ int runCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
 namespace {
 
 volatile sig_atomic_t g_child = 0;
+volatile sig_atomic_t g_sigint = 0;  // a SIGINT reached the parent
 
 // A signal from the terminal (Ctrl+C, Ctrl+\, a hangup: si_code SI_KERNEL) reached the whole
 // foreground process group, the child too; forwarding it would make it a second Ctrl+C there.
 void forwardSignal(int sig, siginfo_t* info, void*) {
+  if (sig == SIGINT) g_sigint = 1;
   if (info && info->si_code == SI_KERNEL) return;
   if (g_child > 0) ::kill(static_cast<pid_t>(g_child), sig);
 }
@@ -813,14 +815,31 @@ int runCliIsolated(const std::vector<std::string>& args) {
     if (::sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;
     ::sigaction(sig, &sa, nullptr);
   }
+  // The child cancels on SIGINT at its next check, within a second in the core's loops; a call
+  // that cannot be interrupted (libtorch reading a large archive, the ONNX checker) may take
+  // longer: a child still running a second after the SIGINT is killed, and reported interrupted.
+  constexpr auto kCancelGrace = std::chrono::seconds(1);
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  bool escalated = false;
+  std::chrono::steady_clock::time_point sigint_at{};
+  for (;;) {
+    const pid_t r = ::waitpid(pid, &status, g_sigint ? WNOHANG : 0);
+    if (r == pid) break;
+    if (r < 0 && errno != EINTR) return 1;
+    if (!g_sigint) continue;
+    const auto now = std::chrono::steady_clock::now();
+    if (sigint_at == std::chrono::steady_clock::time_point{}) sigint_at = now;
+    if (!escalated && now - sigint_at >= kCancelGrace) {
+      ::kill(pid, SIGKILL);
+      escalated = true;
+    }
+    if (r == 0) ::usleep(10000);
   }
   g_child = 0;
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   if (!WIFSIGNALED(status)) return 1;
 
-  const int sig = WTERMSIG(status);
+  const int sig = escalated ? SIGINT : WTERMSIG(status);
   const ParsedArgs& p = *parsed;
   const std::string phase = g_board->phase[0] ? g_board->phase : "starting";
   const std::string model = g_board->model, output = g_board->output;
