@@ -423,7 +423,6 @@ Result<WriteReport> writeModel(const Model& model, const OutputTarget& target, c
     if (!ds.ok()) return ds.error();
     // No cancel from here on: the data file is in place, and the model file (its weights are all
     // in the data file) is written at once, so the two stay a pair.
-
     for (auto [idx, off] : moved) {
       auto* tp = gp->mutable_initializer(idx);
       tp->clear_raw_data();
