@@ -28,6 +28,8 @@
 #include "oxport/localize.h"
 #include "oxport/runtime.h"
 #include "cli/explain.h"
+#include "cli/interrupt.h"
+#include "cli/progress_line.h"
 
 namespace oxport {
 
@@ -47,7 +49,8 @@ usage:
   oxport --version
 
 Run `oxport COMMAND --help` for the options of a command.
-Exit codes: 0 success, 1 the export or verification failed, 2 usage error.
+Exit codes: 0 success, 1 the export or verification failed, 2 usage error, 130 interrupted
+(Ctrl+C: export and verify stop within a second and write nothing).
 )";
 
 const char* kExportHelp = R"(usage: oxport export MODEL.pt -o OUT.onnx [--preset P.json] [options]
@@ -84,6 +87,9 @@ Every option mirrors a key of the preset file (docs/PRESET.md); a flag overrides
                                  values differ from libtorch's (module, source line, ONNX nodes,
                                  errors of its inputs and outputs); exit 1 when one does
   --json                         print diagnostics as JSON
+  --progress auto|always|never   a status line on stderr (phase, percentage, what is being
+                                 done), overwritten in place and erased at the end; auto
+                                 (default): only when stderr is a terminal and not with --json
   --load-library PATH            load an op library (a .so registering ops with TORCH_LIBRARY)
                                  before the model; repeatable (preset key load_libraries).
                                  torchvision's is found without it
@@ -163,6 +169,7 @@ struct ParsedArgs {
   bool list_passes = false;
   std::vector<std::string> load_libraries;  // --load-library, in order
   std::set<std::string> print_after;  // pass names, or "all"
+  ProgressMode progress = ProgressMode::Auto;
   // overrides
   std::vector<std::function<Status(ExportOptions&)>> overrides;
 };
@@ -214,6 +221,12 @@ Result<ParsedArgs> parseArgs(const std::vector<std::string>& args) {
       continue;
     }
     if (flag == "--json") { p.json = true; continue; }
+    if (flag == "--progress") {
+      OXPORT_ASSIGN(std::string v, value(flag));
+      if (!parseProgressMode(v, &p.progress))
+        return Error("usage", "--progress takes auto, always or never, not '" + v + "'");
+      continue;
+    }
     if (flag == "--verbose") { p.overrides.push_back([](ExportOptions& o) { o.verbose = true; return okStatus(); }); continue; }
     if (flag == "--tolerance") {
       OXPORT_ASSIGN(std::string v, value(flag));
@@ -402,13 +415,17 @@ Result<Job> makeJob(const ParsedArgs& p, size_t model_pos) {
 // Loads the op libraries, then the model; what loading noted (a library oxport found itself, one
 // the model does not use) is printed and returned in `notes`.
 Result<Model> openModel(const std::vector<std::string>& libraries, const std::string& path, bool as_json,
-                        std::ostream& err, std::vector<Diagnostic>* notes = nullptr) {
+                        std::ostream& err, std::vector<Diagnostic>* notes = nullptr, const ProgressFn& progress = {},
+                        const CancelToken& cancel = {}, ProgressLine* line = nullptr) {
   for (const auto& lib : libraries) {
     notePhase("loading the op library " + lib);
     OXPORT_TRY(loadOpLibrary(lib));
   }
   notePhase("loading", path);
-  OXPORT_ASSIGN(Model model, Model::load(path));
+  auto loaded = Model::load(path, progress, cancel);
+  if (line) line->clear();
+  if (!loaded.ok()) return loaded.error();
+  Model model = std::move(*loaded);
   const auto& n = model.info().load_notes;
   if (!n.empty()) printDiagnostics(err, n, as_json);
   if (notes) *notes = n;
@@ -480,13 +497,30 @@ int cmdExportOrVerify(const ParsedArgs& p, std::ostream& out, std::ostream& err,
     }
     return 0;
   };
+  // Ctrl+C cancels: the core stops at its next check and writes nothing (exit 130).
+  CancelToken cancel;
+  SigintCancels sigint(cancel);
+  const auto cancelled = [&](const Error& e) { return e.code() == "cancelled" && sigint.fired(); };
+  std::vector<Phase> phases;
+  if (!verify_only)
+    phases = {Phase::Load, Phase::Passes, Phase::Trace, Phase::Convert, Phase::Fold,
+              Phase::Optimize, Phase::Serialize, Phase::Check};
+  else
+    phases = {Phase::Load};
+  if (verify_only || p.verify || p.localize) phases.push_back(Phase::Verify);
+  ProgressLine line(err, progressWanted(p.progress, p.json), phases);
+  const ProgressFn progress = line.fn();
   notePhase("loading", job.model, job.output);
   std::vector<Diagnostic> load_notes;
-  auto model = openModel(job.libraries, job.model, p.json, err, &load_notes);
+  auto model = openModel(job.libraries, job.model, p.json, err, &load_notes, progress, cancel, &line);
   if (!load_notes.empty()) report["load_notes"] = json::parse(toJson(load_notes));
   if (!model.ok()) {
     printDiagnostics(err, model.error().diagnostics(), p.json);
     report["errors"] = json::parse(toJson(model.error().diagnostics()));
+    if (cancelled(model.error())) {
+      writeReport("cancelled");
+      return 130;
+    }
     writeReport("failed");
     return 1;
   }
@@ -495,14 +529,21 @@ int cmdExportOrVerify(const ParsedArgs& p, std::ostream& out, std::ostream& err,
     notePhase("exporting");
     PassTrace trace;
     trace.print_after = p.print_after;
-    trace.print = [&out](const std::string& pass, const std::string& text) {
+    trace.print = [&out, &line](const std::string& pass, const std::string& text) {
+      line.clear();
       out << "*** after " << pass << " ***\n" << text << std::flush;
     };
-    auto r = model->exportOnnx(job.options, OutputTarget::toFile(job.output), {}, {},
+    auto r = model->exportOnnx(job.options, OutputTarget::toFile(job.output), progress, cancel,
                                p.print_after.empty() ? nullptr : &trace);
+    line.clear();
     if (!r.ok()) {
       printDiagnostics(err, r.error().diagnostics(), p.json);
       report["errors"] = json::parse(toJson(r.error().diagnostics()));
+      if (cancelled(r.error())) {
+        writeReport("cancelled");
+        err << "oxport: interrupted; " << job.output << " was not written (an earlier file of that name is untouched)\n";
+        return 130;
+      }
       writeReport("failed");
       err << "oxport: export failed; " << job.output << " was not written\n";
       return 1;
@@ -535,11 +576,12 @@ int cmdExportOrVerify(const ParsedArgs& p, std::ostream& out, std::ostream& err,
     VerifyOptions vo;
     vo.tolerance = p.tolerance;
     notePhase("verifying");
-    auto vr = verifyExport(*model, job.options, job.output, **rt, vo);
+    auto vr = verifyExport(*model, job.options, job.output, **rt, vo, cancel, progress);
+    line.clear();
     if (!vr.ok()) {
       printDiagnostics(err, vr.error().diagnostics(), p.json);
-      writeReport("failed");
-      return 1;
+      writeReport(cancelled(vr.error()) ? "cancelled" : "failed");
+      return cancelled(vr.error()) ? 130 : 1;
     }
     if (!(p.localize && p.json)) out << vr->toText();
     report["verify"] = json::parse(vr->toJson());
@@ -551,12 +593,13 @@ int cmdExportOrVerify(const ParsedArgs& p, std::ostream& out, std::ostream& err,
       notePhase("localizing");
       LocalizeOptions lo;
       lo.tolerance = p.tolerance;
-      auto lr = localizeExport(*model, job.options, job.output, **rt, lo);
+      auto lr = localizeExport(*model, job.options, job.output, **rt, lo, cancel, progress);
+      line.clear();
       if (!lr.ok()) {
         printDiagnostics(err, lr.error().diagnostics(), p.json);
         report["localize"] = {{"error", lr.error().message()}};
-        writeReport("failed");
-        return 1;
+        writeReport(cancelled(lr.error()) ? "cancelled" : "failed");
+        return cancelled(lr.error()) ? 130 : 1;
       }
       report["localize"] = json::parse(lr->toJson());
       if (p.json) {
@@ -697,8 +740,13 @@ int runCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
 namespace {
 
 volatile sig_atomic_t g_child = 0;
+volatile sig_atomic_t g_sigint = 0;  // a SIGINT reached the parent
 
-void forwardSignal(int sig) {
+// A signal from the terminal (Ctrl+C, Ctrl+\, a hangup: si_code SI_KERNEL) reached the whole
+// foreground process group, the child too; forwarding it would make it a second Ctrl+C there.
+void forwardSignal(int sig, siginfo_t* info, void*) {
+  if (sig == SIGINT) g_sigint = 1;
+  if (info && info->si_code == SI_KERNEL) return;
   if (g_child > 0) ::kill(static_cast<pid_t>(g_child), sig);
 }
 
@@ -757,7 +805,8 @@ int runCliIsolated(const std::vector<std::string>& args) {
 
   g_child = pid;
   struct sigaction sa {};
-  sa.sa_handler = forwardSignal;
+  sa.sa_sigaction = forwardSignal;
+  sa.sa_flags = SA_SIGINFO;
   sigemptyset(&sa.sa_mask);
   // Forward what would have ended this process to the child (Ctrl+C reaches both anyway); a
   // signal this process was started ignoring (e.g. SIGINT in a background job) stays ignored.
@@ -766,14 +815,31 @@ int runCliIsolated(const std::vector<std::string>& args) {
     if (::sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;
     ::sigaction(sig, &sa, nullptr);
   }
+  // The child cancels on SIGINT at its next check, within a second in the core's loops; a call
+  // that cannot be interrupted (libtorch reading a large archive, the ONNX checker) may take
+  // longer: a child still running a second after the SIGINT is killed, and reported interrupted.
+  constexpr auto kCancelGrace = std::chrono::seconds(1);
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  bool escalated = false;
+  std::chrono::steady_clock::time_point sigint_at{};
+  for (;;) {
+    const pid_t r = ::waitpid(pid, &status, g_sigint ? WNOHANG : 0);
+    if (r == pid) break;
+    if (r < 0 && errno != EINTR) return 1;
+    if (!g_sigint) continue;
+    const auto now = std::chrono::steady_clock::now();
+    if (sigint_at == std::chrono::steady_clock::time_point{}) sigint_at = now;
+    if (!escalated && now - sigint_at >= kCancelGrace) {
+      ::kill(pid, SIGKILL);
+      escalated = true;
+    }
+    if (r == 0) ::usleep(10000);
   }
   g_child = 0;
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   if (!WIFSIGNALED(status)) return 1;
 
-  const int sig = WTERMSIG(status);
+  const int sig = escalated ? SIGINT : WTERMSIG(status);
   const ParsedArgs& p = *parsed;
   const std::string phase = g_board->phase[0] ? g_board->phase : "starting";
   const std::string model = g_board->model, output = g_board->output;

@@ -57,17 +57,24 @@ void transposeRows(const unsigned char* src, unsigned char* dst, int64_t rows, i
 
 }  // namespace
 
-void writeInitializerBytes(std::ostream& os, const Initializer& init) {
+bool writeInitializerBytes(std::ostream& os, const Initializer& init,
+                           const std::function<bool(size_t)>& block_written) {
+  constexpr size_t kBlock = size_t(4) << 20;
   if (!init.transposed_of) {
-    os.write(static_cast<const char*>(init.tensor.data), static_cast<std::streamsize>(init.tensor.nbytes));
-    return;
+    const auto* p = static_cast<const char*>(init.tensor.data);
+    for (size_t off = 0; off < init.tensor.nbytes; off += kBlock) {
+      const size_t n = std::min(kBlock, init.tensor.nbytes - off);
+      os.write(p + off, static_cast<std::streamsize>(n));
+      if (block_written && !block_written(n)) return false;
+    }
+    return true;
   }
   const HostTensor& src = *init.transposed_of;
   const int64_t rows = src.shape.at(0), cols = src.shape.at(1);  // the output is [cols, rows]
   const size_t es = dtypeSize(src.dtype);
-  if (rows == 0 || cols == 0) return;
+  if (rows == 0 || cols == 0) return true;
   // Output rows in blocks of about 4 MiB.
-  const int64_t per = std::max<int64_t>(1, static_cast<int64_t>((size_t(4) << 20) / (static_cast<size_t>(rows) * es)));
+  const int64_t per = std::max<int64_t>(1, static_cast<int64_t>(kBlock / (static_cast<size_t>(rows) * es)));
   std::vector<unsigned char> buf(static_cast<size_t>(std::min(per, cols) * rows) * es);
   const auto* s = static_cast<const unsigned char*>(src.data);
   for (int64_t r0 = 0; r0 < cols; r0 += per) {
@@ -78,8 +85,11 @@ void writeInitializerBytes(std::ostream& os, const Initializer& init) {
       case 4: transposeRows<4>(s, buf.data(), rows, cols, r0, r1); break;
       default: transposeRows<8>(s, buf.data(), rows, cols, r0, r1); break;
     }
-    os.write(reinterpret_cast<const char*>(buf.data()), static_cast<std::streamsize>((r1 - r0) * rows * static_cast<int64_t>(es)));
+    const size_t n = static_cast<size_t>((r1 - r0) * rows) * es;
+    os.write(reinterpret_cast<const char*>(buf.data()), static_cast<std::streamsize>(n));
+    if (block_written && !block_written(n)) return false;
   }
+  return true;
 }
 
 int64_t irVersionForOpset(int opset) {

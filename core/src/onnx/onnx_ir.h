@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -72,8 +73,11 @@ struct Initializer {
   std::shared_ptr<const HostTensor> transposed_of;
 };
 
-// Writes the initializer's bytes (`tensor`'s, or `transposed_of`'s transposed, in blocks).
-void writeInitializerBytes(std::ostream& os, const Initializer& init);
+// Writes the initializer's bytes (`tensor`'s, or `transposed_of`'s transposed), in blocks of
+// about 4 MiB. `block_written`, if given, is called with each block's size after it is written;
+// when it returns false the write stops there and this returns false (a cancelled export).
+bool writeInitializerBytes(std::ostream& os, const Initializer& init,
+                           const std::function<bool(size_t)>& block_written = {});
 
 struct Graph {
   std::string name = "main_graph";

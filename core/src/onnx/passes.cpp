@@ -157,7 +157,7 @@ void renameTensor(Graph& g, const std::string& from, const std::string& to) {
     if (init.name == from) init.name = to;
 }
 
-int deduplicateInitializers(Graph& g) {
+int deduplicateInitializers(Graph& g, const CancelToken& cancel) {
   std::unordered_map<size_t, std::vector<size_t>> by_hash;
   std::unordered_map<std::string, std::string> replace;
   std::vector<Initializer> kept;
@@ -169,14 +169,21 @@ int deduplicateInitializers(Graph& g) {
     return a.transposed_of->data == b.transposed_of->data && a.transposed_of->dtype == b.transposed_of->dtype &&
            a.transposed_of->shape == b.transposed_of->shape;
   };
-  for (auto& init : g.initializers) {
-    size_t h;
+  // All hashes first, so that a cancel leaves the graph as it was.
+  std::vector<size_t> hashes;
+  hashes.reserve(g.initializers.size());
+  for (const auto& init : g.initializers) {
+    if (cancel.cancelled()) return -1;
     if (init.transposed_of) {
-      h = std::hash<const void*>{}(init.transposed_of->data) ^ 0x5bd1e995u;
+      hashes.push_back(std::hash<const void*>{}(init.transposed_of->data) ^ 0x5bd1e995u);
     } else {
       std::string_view bytes(static_cast<const char*>(init.tensor.data), init.tensor.nbytes);
-      h = std::hash<std::string_view>{}(bytes) ^ (static_cast<size_t>(init.tensor.dtype) << 1);
+      hashes.push_back(std::hash<std::string_view>{}(bytes) ^ (static_cast<size_t>(init.tensor.dtype) << 1));
     }
+  }
+  for (size_t i = 0; i < g.initializers.size(); ++i) {
+    auto& init = g.initializers[i];
+    const size_t h = hashes[i];
     bool dup = false;
     for (size_t idx : by_hash[h]) {
       if (same(kept[idx], init)) {

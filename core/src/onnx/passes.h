@@ -7,6 +7,7 @@
 
 #include "onnx/onnx_ir.h"
 #include "oxport/diagnostic.h"
+#include "oxport/progress.h"
 
 namespace oxport::onnx_ir {
 
@@ -19,8 +20,10 @@ int removeUnusedInitializers(Graph& g);
 // runtime treats them as inputs a caller may override. Tensors over `max_bytes` stay
 // initializers (never graph inputs), so that they can go to external data. Returns the count.
 int constantsAsNodes(Graph& g, size_t max_bytes);
-// Initializers with identical dtype, shape and bytes are kept once.
-int deduplicateInitializers(Graph& g);
+// Initializers with identical dtype, shape and bytes are kept once. Hashing the bytes of a large
+// model takes seconds: the cancel is polled before each initializer is hashed, and a cancel
+// returns -1 with the graph unchanged.
+int deduplicateInitializers(Graph& g, const CancelToken& cancel = {});
 // Folds BatchNormalization (inference form) into a preceding Conv whose weights are
 // initializers and whose output feeds only that BatchNormalization.
 int foldBatchNormIntoConv(Graph& g);

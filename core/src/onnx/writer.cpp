@@ -4,7 +4,9 @@
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include <algorithm>
 #include <fstream>
+#include <functional>
 #include <set>
 #include <ostream>
 
@@ -137,11 +139,34 @@ size_t varintSize(uint64_t v) {
   return n;
 }
 
+Error cancelledError() { return Error("cancelled", "the export was cancelled"); }
+
+// Counts the weights' bytes as they are written: reports the fraction done and says whether to go on.
+class WeightWriteProgress {
+ public:
+  WeightWriteProgress(const WriteSettings& settings, int64_t total) : settings_(settings), total_(total) {}
+  bool operator()(size_t n) {
+    done_ += static_cast<int64_t>(n);
+    if (settings_.progress && total_ > 0)
+      settings_.progress(Phase::Serialize, std::min(1.0, double(done_) / double(total_)),
+                         "writing weights (" + std::to_string(done_ >> 20) + " of " + std::to_string(total_ >> 20) +
+                             " MiB)");
+    return !settings_.cancel.cancelled();
+  }
+
+ private:
+  const WriteSettings& settings_;
+  int64_t total_;
+  int64_t done_ = 0;
+};
+
 // Serializes `mp` (filled with stream_weights) to `os` with the raw_data of its streamed
 // initializers taken from the model's HostTensors, so the weights are never copied into the
 // message. Fields go out in field-number order, as protobuf writes them: the bytes equal
-// SerializeToOstream's of the message with the data inside. `mp` is taken apart.
-Status serializeStreamed(::onnx::ModelProto& mp, const Model& m, std::ostream& os, int64_t* bytes) {
+// SerializeToOstream's of the message with the data inside. `mp` is taken apart. `block_written`
+// is given each block of weights written (see writeInitializerBytes); false stops the write.
+Status serializeStreamed(::onnx::ModelProto& mp, const Model& m, std::ostream& os, int64_t* bytes,
+                         const std::function<bool(size_t)>& block_written) {
   // ModelProto: fields 1-6, then graph (7), then opset_import (8) and later fields.
   ::onnx::GraphProto graph;
   graph.Swap(mp.mutable_graph());
@@ -188,7 +213,7 @@ Status serializeStreamed(::onnx::ModelProto& mp, const Model& m, std::ostream& o
     if (lens[static_cast<size_t>(i)] != head.size()) {
       os.put(static_cast<char>((9 << 3) | 2));  // TensorProto.raw_data
       writeVarint(os, t.nbytes);
-      writeInitializerBytes(os, init);
+      if (!writeInitializerBytes(os, init, block_written)) return cancelledError();
     }
   }
   if (!graph.SerializeToOstream(&os) || !model_tail.SerializeToOstream(&os))
@@ -299,7 +324,9 @@ Result<WriteReport> writeModel(const Model& model, const OutputTarget& target, c
   // Large weights are not copied into the message (see serializeStreamed).
   ::onnx::ModelProto mp;
   fillModel(&mp, model, /*stream_weights=*/true);
+  if (settings.cancel.cancelled()) return cancelledError();
   if (settings.check) {
+    if (settings.progress) settings.progress(Phase::Serialize, 0.0, "checking the model");
     try {
       ::onnx::checker::check_model(mp);
       report.checker_passed = true;
@@ -349,6 +376,12 @@ Result<WriteReport> writeModel(const Model& model, const OutputTarget& target, c
     movable = movable || init.tensor.nbytes >= 1024;
   }
   const bool external = total > settings.external_data_threshold && movable;
+  int64_t streamed_total = 0;
+  for (const auto& init : model.graph.initializers)
+    if (init.tensor.nbytes >= kStreamedBytes) streamed_total += static_cast<int64_t>(init.tensor.nbytes);
+  WeightWriteProgress progress(settings, streamed_total);
+  const std::function<bool(size_t)> block_written = std::ref(progress);
+  if (settings.cancel.cancelled()) return cancelledError();
   if (external && target.stream)
     return Error("too-large-for-stream",
                  "the model's weights (" + std::to_string(total >> 20) +
@@ -356,7 +389,7 @@ Result<WriteReport> writeModel(const Model& model, const OutputTarget& target, c
                  "export to a file instead of a stream");
 
   if (target.stream) {
-    OXPORT_TRY(serializeStreamed(mp, model, *target.stream, &report.bytes));
+    OXPORT_TRY(serializeStreamed(mp, model, *target.stream, &report.bytes, block_written));
     return report;
   }
 
@@ -382,12 +415,14 @@ Result<WriteReport> writeModel(const Model& model, const OutputTarget& target, c
         const auto& t = init.tensor;
         std::string pad(static_cast<size_t>(off - pos), '\0');
         os.write(pad.data(), static_cast<std::streamsize>(pad.size()));
-        writeInitializerBytes(os, init);
+        if (!writeInitializerBytes(os, init, block_written)) return cancelledError();
         pos = off + static_cast<int64_t>(t.nbytes);
       }
       return os ? okStatus() : Status(Error("write-failed", "writing " + data_path.string() + " failed"));
     });
     if (!ds.ok()) return ds.error();
+    // No cancel from here on: the data file is in place, and the model file (its weights are all
+    // in the data file) is written at once, so the two stay a pair.
     for (auto [idx, off] : moved) {
       auto* tp = gp->mutable_initializer(idx);
       tp->clear_raw_data();
@@ -409,7 +444,7 @@ Result<WriteReport> writeModel(const Model& model, const OutputTarget& target, c
 
   Status s = writeFileAtomically(target.file, [&](std::ostream& os) -> Status {
     int64_t written = 0;
-    return serializeStreamed(mp, model, os, &written);
+    return serializeStreamed(mp, model, os, &written, block_written);
   });
   if (!s.ok()) return s.error();
   std::error_code ec;

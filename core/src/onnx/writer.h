@@ -10,6 +10,7 @@
 #include "onnx/onnx_ir.h"
 #include "oxport/diagnostic.h"
 #include "oxport/model.h"
+#include "oxport/progress.h"
 
 namespace oxport::onnx_ir {
 
@@ -33,6 +34,11 @@ struct WriteSettings {
   // intermediate value of the main graph in the file's value_info (runtimes and viewers then
   // see them without inferring). Needs `check`.
   bool record_value_info = true;
+  // Phase::Serialize with the fraction of the weights' bytes written, after each block of about
+  // 4 MiB. The cancel is polled there too (and before the check and each file): a cancelled write
+  // returns "cancelled", removes its temporary file and leaves an earlier file at the path as it was.
+  ProgressFn progress;
+  CancelToken cancel;
 };
 
 // Runs ONNX shape inference and fills in output shapes that the exporter left unknown.

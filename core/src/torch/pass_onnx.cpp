@@ -1,7 +1,9 @@
 // The pipeline's ONNX passes, after conversion, and the write.
+#include <chrono>
 #include <cstdlib>
 #include <functional>
 #include <sstream>
+#include <thread>
 
 #include "convert/util.h"
 #include "onnx/legalize_types.h"
@@ -82,7 +84,8 @@ Status passLegalizeTypes(ExportState& s) {
 }
 
 Status passDedupInitializers(ExportState& s) {
-  if (s.options.do_constant_folding) onnx_ir::deduplicateInitializers(s.model.graph);
+  if (s.options.do_constant_folding && onnx_ir::deduplicateInitializers(s.model.graph, s.cancel) < 0)
+    return Error("cancelled", "the export was cancelled");
   return okStatus();
 }
 
@@ -192,6 +195,18 @@ Status passWrite(ExportState& s) {
     char* end = nullptr;
     long long v = std::strtoll(th, &end, 10);
     if (end && *end == '\0' && v > 0) ws.external_data_threshold = v;
+  }
+  ws.cancel = s.cancel;
+  ws.progress = s.progress;
+  // Test-only: a pause (milliseconds) after each block of weights written, so that a test can
+  // cancel a write of a small model while it runs.
+  if (const char* d = std::getenv("OXPORT_TEST_WRITE_BLOCK_DELAY_MS")) {
+    const long ms = std::strtol(d, nullptr, 10);
+    if (ms > 0)
+      ws.progress = [ms, progress = s.progress](Phase phase, double fraction, const std::string& message) {
+        if (progress) progress(phase, fraction, message);
+        if (phase == Phase::Serialize && fraction > 0.0) std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+      };
   }
   OXPORT_ASSIGN(onnx_ir::WriteReport wr, onnx_ir::writeModel(s.model, s.out, ws));
   ExportResult& result = s.result;

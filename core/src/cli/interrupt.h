@@ -1,0 +1,25 @@
+// Ctrl+C during a CLI command: the first SIGINT cancels the work (the core stops at its next
+// check, within a second, and writes nothing); a second one ends the process as usual.
+#pragma once
+
+#include "oxport/progress.h"
+
+namespace oxport {
+
+class SigintCancels {
+ public:
+  // Installs the handler unless SIGINT is ignored (a background job keeps ignoring it).
+  explicit SigintCancels(const CancelToken& token);
+  // Puts back the handler that was there before.
+  ~SigintCancels();
+  SigintCancels(const SigintCancels&) = delete;
+  SigintCancels& operator=(const SigintCancels&) = delete;
+
+  // Whether a SIGINT arrived while installed.
+  bool fired() const;
+
+ private:
+  bool installed_ = false;
+};
+
+}  // namespace oxport
