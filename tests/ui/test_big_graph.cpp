@@ -9,85 +9,54 @@
 #include <QScrollBar>
 
 #include <algorithm>
-#include <ctime>
 
 #include "graphpreview.h"
+#include "ui_support.h"
 
 using namespace oxport;
 using namespace oxport::studio;
+using namespace oxport::studio::test;
 
 namespace {
 
-constexpr int kJobTimeout = 300000;
-
-qint64 threadCpuUs() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return qint64(ts.tv_sec) * 1000000 + ts.tv_nsec / 1000;
-}
+constexpr int kBigJobTimeout = 300000;
 
 GraphView transformer(int layers, int heads) {
-  GraphView g;
-  auto edge = [&](int producer) {
-    GraphViewEdge e;
-    e.id = static_cast<int>(g.edges.size());
-    e.name = "v" + std::to_string(e.id);
-    e.type = "Float(1, 128, 64)";
-    e.producer = producer;
-    g.edges.push_back(e);
-    return e.id;
-  };
-  auto node = [&](const std::string& op, const std::string& module, std::vector<int> inputs) {
-    GraphViewNode n;
-    n.id = static_cast<int>(g.nodes.size());
-    n.name = "%" + std::to_string(n.id);
-    n.op = op;
-    n.module_path = module;
-    n.inputs = inputs;
-    int out = edge(n.id);
-    n.outputs = {out};
-    for (int i : inputs) g.edges[static_cast<size_t>(i)].consumers.push_back(n.id);
-    g.nodes.push_back(std::move(n));
-    return out;
-  };
-  int x = edge(-1);
-  g.edges[static_cast<size_t>(x)].is_graph_input = true;
-  g.inputs = {x};
+  GraphBuilder b("Float(1, 128, 64)");
+  int x = b.graphInput();
   for (int l = 0; l < layers; ++l) {
     const std::string p = "encoder.layers." + std::to_string(l);
     int res = x;
-    int h = node("aten::layer_norm", p + ".norm1", {x});
-    int q = node("aten::linear", p + ".attn.q_proj", {h});
-    int k = node("aten::linear", p + ".attn.k_proj", {h});
-    int v = node("aten::linear", p + ".attn.v_proj", {h});
+    int h = b.node("aten::layer_norm", p + ".norm1", {x});
+    int q = b.node("aten::linear", p + ".attn.q_proj", {h});
+    int k = b.node("aten::linear", p + ".attn.k_proj", {h});
+    int v = b.node("aten::linear", p + ".attn.v_proj", {h});
     std::vector<int> outs;
     for (int hd = 0; hd < heads; ++hd) {
       const std::string hp = p + ".attn.head" + std::to_string(hd);
-      int qh = node("aten::slice", hp, {q});
-      int kh = node("aten::slice", hp, {k});
-      int vh = node("aten::slice", hp, {v});
-      int kt = node("aten::transpose", hp, {kh});
-      int s = node("aten::matmul", hp, {qh, kt});
-      s = node("aten::div", hp, {s});
-      for (int r = 0; r < 28; ++r) s = node(r % 2 ? "aten::mul" : "aten::add", hp + ".rel_pos", {s});  // relative positions
-      s = node("aten::softmax", hp, {s});
-      s = node("aten::dropout", hp, {s});
-      outs.push_back(node("aten::matmul", hp, {s, vh}));
+      int qh = b.node("aten::slice", hp, {q});
+      int kh = b.node("aten::slice", hp, {k});
+      int vh = b.node("aten::slice", hp, {v});
+      int kt = b.node("aten::transpose", hp, {kh});
+      int s = b.node("aten::matmul", hp, {qh, kt});
+      s = b.node("aten::div", hp, {s});
+      for (int r = 0; r < 28; ++r) s = b.node(r % 2 ? "aten::mul" : "aten::add", hp + ".rel_pos", {s});  // relative positions
+      s = b.node("aten::softmax", hp, {s});
+      s = b.node("aten::dropout", hp, {s});
+      outs.push_back(b.node("aten::matmul", hp, {s, vh}));
     }
-    int cat = node("aten::cat", p + ".attn", outs);
-    int o = node("aten::linear", p + ".attn.out_proj", {cat});
-    x = node("aten::add", p, {o, res});
+    int cat = b.node("aten::cat", p + ".attn", outs);
+    int o = b.node("aten::linear", p + ".attn.out_proj", {cat});
+    x = b.node("aten::add", p, {o, res});
     res = x;
-    h = node("aten::layer_norm", p + ".norm2", {x});
-    h = node("aten::linear", p + ".mlp.fc1", {h});
-    h = node("aten::gelu", p + ".mlp.act", {h});
-    h = node("aten::linear", p + ".mlp.fc2", {h});
-    x = node("aten::add", p, {h, res});
+    h = b.node("aten::layer_norm", p + ".norm2", {x});
+    h = b.node("aten::linear", p + ".mlp.fc1", {h});
+    h = b.node("aten::gelu", p + ".mlp.act", {h});
+    h = b.node("aten::linear", p + ".mlp.fc2", {h});
+    x = b.node("aten::add", p, {h, res});
   }
-  x = node("aten::layer_norm", "norm", {x});
-  g.edges[static_cast<size_t>(x)].is_graph_output = true;
-  g.outputs = {x};
-  return g;
+  b.graphOutput(b.node("aten::layer_norm", "norm", {x}));
+  return std::move(b.graph());
 }
 
 struct Frames {
@@ -128,11 +97,11 @@ class BigGraphTest : public QObject {
     QElapsedTimer clock;
     clock.start();
     preview.setGraph(g);
-    QVERIFY(laid.wait(kJobTimeout));
+    QVERIFY(laid.wait(kBigJobTimeout));
     const qint64 open_ms = clock.elapsed();
     clock.restart();
     preview.expandAll();
-    QVERIFY(laid.wait(kJobTimeout));
+    QVERIFY(laid.wait(kBigJobTimeout));
     const qint64 expand_ms = clock.elapsed();
     ZoomView* view = preview.view();
     const int items = static_cast<int>(preview.layout().items.size());
@@ -186,10 +155,6 @@ class BigGraphTest : public QObject {
   }
 };
 
-int main(int argc, char** argv) {
-  QApplication app(argc, argv);
-  BigGraphTest t;
-  return QTest::qExec(&t, argc, argv);
-}
+int main(int argc, char** argv) { return runIsolated<BigGraphTest>(argc, argv, "oxport-big-graph-test"); }
 
 #include "test_big_graph.moc"

@@ -22,16 +22,11 @@
 #include "inspector.h"
 #include "localizepanel.h"
 #include "mainwindow.h"
+#include "ui_support.h"
 
 using namespace oxport;
 using namespace oxport::studio;
-
-namespace {
-
-const QString kSample = QStringLiteral(OXPORT_SOURCE_DIR "/resources/samples/sample_cnn.pt");
-constexpr int kJobTimeout = 120000;
-
-}  // namespace
+using namespace oxport::studio::test;
 
 class LocalizeUiTest : public QObject {
   Q_OBJECT
@@ -40,14 +35,8 @@ class LocalizeUiTest : public QObject {
 
  private slots:
   void localizeFindsTheBrokenNodeAndColoursBothGraphs() {
-    auto w = std::make_unique<MainWindow>();
-    w->resize(1500, 940);
-    w->show();
-    QSignalSpy loaded(w.get(), &MainWindow::modelLoaded);
-    QSignalSpy preview(w.get(), &MainWindow::previewUpdated);
-    w->openModel(kSample);
-    QVERIFY(loaded.wait(kJobTimeout) && loaded.first().first().toBool());
-    QVERIFY(preview.count() || preview.wait(kJobTimeout));
+    auto w = openInWindow(kSample);
+    QVERIFY(w);
     LocalizeController* loc = w->localizeController();
     QVERIFY(loc);
     QVERIFY(!loc->action()->isEnabled());  // nothing exported yet
@@ -131,14 +120,6 @@ class LocalizeUiTest : public QObject {
   }
 };
 
-int main(int argc, char** argv) {
-  QTemporaryDir config;
-  qputenv("XDG_CONFIG_HOME", config.path().toUtf8());
-  QApplication app(argc, argv);
-  QApplication::setOrganizationName(QStringLiteral("oxport-test"));
-  QApplication::setApplicationName(QStringLiteral("oxport-localize-test"));
-  LocalizeUiTest t;
-  return QTest::qExec(&t, argc, argv);
-}
+int main(int argc, char** argv) { return runIsolated<LocalizeUiTest>(argc, argv, "oxport-localize-test"); }
 
 #include "test_localize_ui.moc"

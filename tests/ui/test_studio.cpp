@@ -23,9 +23,6 @@
 #include <QTemporaryDir>
 #include <QUndoStack>
 
-#include <sys/resource.h>
-
-#include <ctime>
 #include <memory>
 
 #include "exportpanel.h"
@@ -38,70 +35,15 @@
 #include "oxport/runtime.h"
 #include "settingswriter.h"
 #include "taskrunner.h"
+#include "ui_support.h"
 
 using namespace oxport;
 using namespace oxport::studio;
+using namespace oxport::studio::test;
 
 namespace {
 
-const QString kSample = QStringLiteral(OXPORT_SOURCE_DIR "/resources/samples/sample_cnn.pt");
-constexpr int kJobTimeout = 120000;
-
 QString json(const Preset& p) { return QString::fromStdString(presetToJson(p)); }
-
-// Measures the longest gap between ticks of a 5 ms timer: how long the event loop was blocked.
-// Two numbers: the wall-clock gap (what a user feels; on a loaded, niced machine it includes time
-// the GUI thread waited for a CPU) and the GUI thread's own CPU time within a gap (the work done
-// without returning to the event loop: what the studio controls).
-class StallMeter : public QObject {
- public:
-  StallMeter() {
-    timer_.setInterval(5);
-    QObject::connect(&timer_, &QTimer::timeout, this, [this] {
-      const qint64 cpu = threadCpuUs();
-      rusage ru{};
-      getrusage(RUSAGE_THREAD, &ru);
-      if (clock_.isValid()) {
-        const qint64 wall = clock_.elapsed();
-        if (wall > longest_) {
-          // What the thread did in the longest gap: ran, blocked (voluntary switches: waiting
-          // on a lock or I/O) or was preempted (involuntary: waiting for a CPU).
-          longest_detail_ = QString::asprintf("%lld ms CPU, %ld voluntary / %ld involuntary context switches",
-                                              (cpu - cpu_start_) / 1000, ru.ru_nvcsw - ru_start_.ru_nvcsw,
-                                              ru.ru_nivcsw - ru_start_.ru_nivcsw);
-        }
-        longest_ = std::max(longest_, wall);
-        longest_cpu_ = std::max(longest_cpu_, (cpu - cpu_start_) / 1000);
-        if (wall > 50) ++over_50_;
-      }
-      clock_.start();
-      cpu_start_ = cpu;
-      ru_start_ = ru;
-    });
-    timer_.start();
-  }
-  // Both include the gap still open when read: the work that ended a wait (a layoutReady signal
-  // ends QSignalSpy::wait) happened after the last tick.
-  qint64 longest() const { return std::max(longest_, clock_.isValid() ? clock_.elapsed() : 0); }  // wall ms
-  qint64 longestCpu() const {  // GUI-thread CPU ms in one gap
-    return std::max(longest_cpu_, clock_.isValid() ? (threadCpuUs() - cpu_start_) / 1000 : 0);
-  }
-  int gapsOver50() const { return over_50_ + (clock_.isValid() && clock_.elapsed() > 50 ? 1 : 0); }
-  QString longestDetail() const { return longest_detail_; }
-
- private:
-  static qint64 threadCpuUs() {
-    timespec ts{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return qint64(ts.tv_sec) * 1000000 + ts.tv_nsec / 1000;
-  }
-  QTimer timer_;
-  QElapsedTimer clock_;
-  qint64 longest_ = 0, longest_cpu_ = 0, cpu_start_ = 0;
-  rusage ru_start_{};
-  QString longest_detail_;
-  int over_50_ = 0;
-};
 
 }  // namespace
 
@@ -120,27 +62,7 @@ class StudioTest : public QObject {
   }
 
   // A window with the sample open and its TorchScript preview laid out.
-  std::unique_ptr<MainWindow> openSample() {
-    auto w = std::make_unique<MainWindow>();
-    w->resize(1500, 940);  // the offscreen screen is small; lay the docks out for a desktop size
-    w->show();
-    QSignalSpy loaded(w.get(), &MainWindow::modelLoaded);
-    QSignalSpy preview(w.get(), &MainWindow::previewUpdated);
-    QSignalSpy laid(w->torchPreview(), &GraphPreview::layoutReady);
-    w->openModel(kSample);
-    if (!loaded.wait(kJobTimeout) || !loaded.first().first().toBool()) {
-      qWarning("sample did not load: %s", qPrintable(w->lastError()));
-      return nullptr;
-    }
-    if (!preview.count() && !preview.wait(kJobTimeout)) return nullptr;
-    if (!preview.first().first().toBool()) {
-      auto* log = w->findChild<QPlainTextEdit*>("log");
-      qWarning("preview failed: %s", log ? qPrintable(log->toPlainText()) : "");
-      return nullptr;
-    }
-    if (!laid.count() && !laid.wait(kJobTimeout)) return nullptr;
-    return w;
-  }
+  std::unique_ptr<MainWindow> openSample() { return openInWindow(kSample); }
 
   // Types an output path into the Options form, as a user would.
   void typeOutput(MainWindow* w, const QString& path) {
@@ -513,14 +435,8 @@ class StudioTest : public QObject {
     // The preset beside the model gives exactly the shape the graph suggests (1x3x224x224): the
     // shape is the preset's, so the form must not call it a guess.
     const QString dir = tmp_.filePath("preset_equals_guess");
-    QVERIFY(QDir().mkpath(dir));
-    const QString model = dir + "/net.pt";
-    QFile::remove(model);
-    QVERIFY(QFile::copy(kSample, model));
-    QFile preset(dir + "/net.preset.json");
-    QVERIFY(preset.open(QIODevice::WriteOnly | QIODevice::Truncate));
-    preset.write(R"({"args": [{"tensor": {"shape": [1, 3, 224, 224]}}]})");
-    preset.close();
+    const QString model = sampleWithPreset(dir, R"({"args": [{"tensor": {"shape": [1, 3, 224, 224]}}]})");
+    QVERIFY(QFile::exists(model));
     auto w = std::make_unique<MainWindow>();
     w->show();
     QSignalSpy loaded(w.get(), &MainWindow::modelLoaded);
@@ -549,10 +465,7 @@ class StudioTest : public QObject {
     auto w = std::make_unique<MainWindow>();
     w->resize(1500, 940);
     w->show();
-    QSignalSpy loaded(w.get(), &MainWindow::modelLoaded);
-    w->openModel(model);
-    QVERIFY(loaded.wait(kJobTimeout));
-    QVERIFY2(loaded.first().first().toBool(), qPrintable(w->lastError()));
+    QVERIFY(openAndWait(*w, model));
     QVERIFY(!w->formState().options.keep_initializers_as_inputs.has_value());
     QCOMPARE(w->formState().options.operator_export_type, OperatorExportType::OnnxFallthrough);
     for (const char* pkg : {"", "onnxruntime-node-next"}) {
@@ -573,21 +486,12 @@ class StudioTest : public QObject {
     // A copy of the sample with a preset beside it that cannot be read: the form falls back to the
     // guesses, and the Diagnostics list says why (not only the log).
     const QString dir = tmp_.filePath("broken_preset");
-    QVERIFY(QDir().mkpath(dir));
-    const QString model = dir + "/net.pt";
-    QFile::remove(model);
-    QVERIFY(QFile::copy(kSample, model));
-    QFile preset(dir + "/net.preset.json");
-    QVERIFY(preset.open(QIODevice::WriteOnly | QIODevice::Truncate));
-    preset.write(R"({"args": [{"shape": [1, 3, 32, 32]}]})");
-    preset.close();
+    const QString model = sampleWithPreset(dir, R"({"args": [{"shape": [1, 3, 32, 32]}]})");
+    QVERIFY(QFile::exists(model));
     auto w = std::make_unique<MainWindow>();
     w->resize(1500, 940);
     w->show();
-    QSignalSpy loaded(w.get(), &MainWindow::modelLoaded);
-    w->openModel(model);
-    QVERIFY(loaded.wait(kJobTimeout));
-    QVERIFY2(loaded.first().first().toBool(), qPrintable(w->lastError()));
+    QVERIFY(openAndWait(*w, model));
     QCOMPARE(std::get<TensorSpec>(w->formState().options.args[0].v).shape, (std::vector<int64_t>{1, 3, 224, 224}));
     const auto& ds = w->diagnosticsView()->diagnostics();
     QCOMPARE(ds.size(), size_t(1));
@@ -770,44 +674,20 @@ class StudioTest : public QObject {
 
   void aLargeGraphLaysOutWithoutBlocking() {
     // 12 000 nodes: 400 blocks of 30, each block a module with sub-modules and a residual add.
-    GraphView g;
-    auto edge = [&](int producer) {
-      GraphViewEdge e;
-      e.id = static_cast<int>(g.edges.size());
-      e.name = "v" + std::to_string(e.id);
-      e.type = "Float(1, 64)";
-      e.producer = producer;
-      g.edges.push_back(e);
-      return e.id;
-    };
-    auto node = [&](const std::string& op, const std::string& module, std::vector<int> inputs) {
-      GraphViewNode n;
-      n.id = static_cast<int>(g.nodes.size());
-      n.name = "%" + std::to_string(n.id);
-      n.op = op;
-      n.module_path = module;
-      n.inputs = inputs;
-      int out = edge(n.id);
-      n.outputs = {out};
-      for (int i : inputs) g.edges[i].consumers.push_back(n.id);
-      g.nodes.push_back(std::move(n));
-      return out;
-    };
-    int x = edge(-1);
-    g.edges[x].is_graph_input = true;
-    g.inputs = {x};
-    for (int b = 0; b < 400; ++b) {
-      const std::string p = "blocks." + std::to_string(b);
+    GraphBuilder b("Float(1, 64)");
+    int x = b.graphInput();
+    for (int k = 0; k < 400; ++k) {
+      const std::string p = "blocks." + std::to_string(k);
       int res = x;
-      for (int k = 0; k < 14; ++k) {
-        x = node("aten::linear", p + ".mlp.fc" + std::to_string(k % 2), {x});
-        x = node("aten::gelu", p + ".mlp.act", {x});
+      for (int j = 0; j < 14; ++j) {
+        x = b.node("aten::linear", p + ".mlp.fc" + std::to_string(j % 2), {x});
+        x = b.node("aten::gelu", p + ".mlp.act", {x});
       }
-      x = node("aten::add", p, {x, res});
-      x = node("aten::layer_norm", p + ".norm", {x});
+      x = b.node("aten::add", p, {x, res});
+      x = b.node("aten::layer_norm", p + ".norm", {x});
     }
-    g.edges[x].is_graph_output = true;
-    g.outputs = {x};
+    b.graphOutput(x);
+    const GraphView& g = b.graph();
     QCOMPARE(int(g.nodes.size()), 12000);
 
     GraphPreview preview(GraphFlavor::TorchScript, "large");
@@ -931,15 +811,6 @@ class StudioTest : public QObject {
   }
 };
 
-int main(int argc, char** argv) {
-  // Settings (session, recent files) go to a throw-away folder, not the user's.
-  QTemporaryDir config;
-  qputenv("XDG_CONFIG_HOME", config.path().toUtf8());
-  QApplication app(argc, argv);
-  QApplication::setOrganizationName(QStringLiteral("oxport-test"));
-  QApplication::setApplicationName(QStringLiteral("oxport-studio-test"));
-  StudioTest test;
-  return QTest::qExec(&test, argc, argv);
-}
+int main(int argc, char** argv) { return runIsolated<StudioTest>(argc, argv, "oxport-studio-test"); }
 
 #include "test_studio.moc"
