@@ -152,7 +152,7 @@ void ExportPanel::finishPhases(bool ok, const QString& summary) {
   summary_->setText(summary);
 }
 
-void ExportPanel::showResult(const ExportResult& r) {
+void ExportPanel::showResult(const ExportResult& r, const GraphView& onnx) {
   const auto& s = r.stats;
   QLocale loc;
   QString html = QStringLiteral("<table>");
@@ -165,7 +165,7 @@ void ExportPanel::showResult(const ExportResult& r) {
                                .arg(s.external_data ? tr(", external data") : QString()));
   // Graph inputs; initializers also listed as inputs (keep_initializers_as_inputs) are counted.
   std::set<std::string> initializers;
-  for (const auto& e : r.onnx_graph.edges)
+  for (const auto& e : onnx.edges)
     if (e.is_initializer) initializers.insert(e.name);
   QStringList inputs;
   int weights_as_inputs = 0;

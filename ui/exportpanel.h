@@ -32,7 +32,8 @@ class ExportPanel : public QWidget {
   void setPhaseProgress(Phase phase, double fraction, const QString& message);
   void finishPhases(bool ok, const QString& summary);
 
-  void showResult(const ExportResult& r);
+  // `onnx`: the file's graph (the result's own may have moved to the previews).
+  void showResult(const ExportResult& r, const GraphView& onnx);
   void clearResult(const QString& note = {});
   void showVerify(const VerifyReport& report);
   void showVerifyError(const QString& message);

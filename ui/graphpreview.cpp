@@ -263,8 +263,10 @@ static void measureBoxes(const GraphView& graph, GraphFlavor flavor, const QFont
   }
 }
 
-void GraphPreview::setGraph(GraphView graph) {
-  graph_ = std::make_shared<const GraphView>(std::move(graph));
+void GraphPreview::setGraph(GraphView graph) { setGraph(std::make_shared<const GraphView>(std::move(graph))); }
+
+void GraphPreview::setGraph(std::shared_ptr<const GraphView> graph) {
+  graph_ = std::move(graph);
   // Only the fonts here; the boxes are measured with the first layout, off the GUI thread.
   auto sizes = std::make_shared<Sizes>();
   sizes->title_font = scene_->titleFont();

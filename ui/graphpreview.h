@@ -58,6 +58,7 @@ class GraphPreview : public QWidget {
 
   // Shows a graph; the layout is computed in the background (layoutReady() when shown).
   void setGraph(GraphView graph);
+  void setGraph(std::shared_ptr<const GraphView> graph);  // shared with the document, not copied
   // Drops the graph and shows a message instead.
   void clearGraph(const QString& message);
   void setMessage(const QString& message);

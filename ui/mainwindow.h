@@ -1,7 +1,7 @@
-// The studio's main window: opens a model (menu, toolbar, drag and drop, recent files, command
-// line), shows the forms, the two graph previews, the inspector, and runs export and verification
-// on the worker thread. The form state is one Preset; panels report edits, the undo stack swaps
-// states, and the last session is restored through QSettings.
+// The studio's main window: shows a Document (document.h: the model, the form, its undo stack,
+// the jobs and their results) in the forms, the two graph previews, the inspector, the export
+// panel and the diagnostics, and offers its commands (menu, toolbar, drag and drop, recent files).
+// What opening a model or preset decides is in opening.h.
 #pragma once
 
 #include <QMainWindow>
@@ -11,7 +11,6 @@
 #include <optional>
 #include <vector>
 
-#include "formcommand.h"
 #include "oxport/model.h"
 #include "oxport/preset.h"
 
@@ -26,55 +25,47 @@ class QUndoStack;
 namespace oxport::studio {
 
 class DiagnosticsView;
+class Document;
 class ExportPanel;
 class GraphPreview;
 class InputsPanel;
 class Inspector;
 class LocalizeController;
 class OptionsForm;
-class SettingsWriter;
 class TaskRunner;
 
-class MainWindow : public QMainWindow, public FormHost {
+class MainWindow : public QMainWindow {
   Q_OBJECT
 
  public:
   explicit MainWindow(QWidget* parent = nullptr);
   ~MainWindow() override;
 
-  // FormHost: the whole form as a preset (paths absolute).
-  const Preset& formState() const override { return preset_; }
-  void applyFormState(const Preset& p) override;
+  Document* document() const { return doc_; }
 
-  // A .json file opens as a preset, anything else as a model.
+  // The document's commands and state, as the window's (the command line and the tests use them).
+  const Preset& formState() const;
+  void applyFormState(const Preset& p);
   void openPath(const QString& path);
-  // Loads a model in the background. With `form`, the form keeps that state (session, preset).
   void openModel(const QString& path, std::optional<Preset> form = std::nullopt);
   bool openPreset(const QString& file);
   bool savePresetAs(const QString& file);
-  // Restores the form (and reopens its model) from the last session; false when there is none
-  // (or its model is gone).
   bool restoreSession();
-  // The bundled sample model: installed under share/oxport/samples beside bin/, or in the source
-  // tree when run from a build directory. Empty when neither exists.
   static QString bundledSample();
-  // What the studio opens when started without a file: the last session, or on the very first
-  // start the bundled sample (so a new user sees a model at once).
   void openAtStartup();
   void saveSession() const;
 
   void refreshPreview();
-  void showSavedGraph();
   void startExport();
   void startVerify();
   void cancelJobs();
 
-  bool hasModel() const { return model_ != nullptr; }
-  const ModelInfo* modelInfo() const { return model_ ? &info_ : nullptr; }
-  const std::vector<Diagnostic>& problems() const { return problems_; }
-  QString lastError() const { return last_error_; }
-  QString lastExportFile() const { return last_export_file_; }
-  QString presetFile() const { return preset_file_; }
+  bool hasModel() const;
+  const ModelInfo* modelInfo() const;
+  const std::vector<Diagnostic>& problems() const;
+  QString lastError() const;
+  QString lastExportFile() const;
+  QString presetFile() const;
 
   InputsPanel* inputsPanel() const { return inputs_; }
   OptionsForm* optionsForm() const { return options_; }
@@ -84,8 +75,8 @@ class MainWindow : public QMainWindow, public FormHost {
   DiagnosticsView* diagnosticsView() const { return diagnostics_; }
   Inspector* inspector() const { return inspector_; }
   LocalizeController* localizeController() const { return localize_; }
-  QUndoStack* undoStack() const { return undo_; }
-  TaskRunner* runner() const { return runner_; }
+  QUndoStack* undoStack() const;
+  TaskRunner* runner() const;
   QAction* exportAction() const { return export_action_; }
 
  signals:
@@ -103,40 +94,25 @@ class MainWindow : public QMainWindow, public FormHost {
  private:
   void buildActions();
   void buildDocks();
+  void connectDocument();
   void sizeDocks();
-  void onPanelEdited(const Preset& p, const QString& field, const QString& what, bool from_inputs);
-  void stateChanged();
   void updateActions();
   void updateTitle();
   void showLoadedPath();
   void showError(const QString& title, const Error& e);
   void log(const QString& text);
-  void addRecent(const QString& path);
   void rebuildRecentMenu();
   void jumpToDiagnostic(const Diagnostic& d);
   void focusOption(const QString& option);
   void crossHighlight(bool from_torch, int node_id);
   GraphPreview* activePreview() const;
   void about();
+  // The document's results, shown.
+  void showOpened(const std::vector<Diagnostic>& diagnostics, bool preset_failed);
+  void showExported();
+  void showVerified();
 
-  SettingsWriter* settings_ = nullptr;  // QSettings written off the GUI thread
-  std::shared_ptr<Model> model_;
-  bool preview_exact_ = false;  // the TorchScript preview is past the example run (not the saved graph)
-  ModelInfo info_;
-  Preset preset_;
-  bool form_from_guesses_ = false;  // the form's shapes are the model's guesses (no preset gave them)
-  std::vector<Diagnostic> problems_;
-  QString last_error_;
-  QString preset_file_;
-  QString last_export_file_;
-  std::optional<ExportOptions> last_export_options_;
-  int export_job_ = -1;
-  int verify_job_ = -1;
-  int load_job_ = -1;
-  int preview_job_ = -1;
-
-  TaskRunner* runner_ = nullptr;
-  QUndoStack* undo_ = nullptr;
+  Document* doc_ = nullptr;
   InputsPanel* inputs_ = nullptr;
   OptionsForm* options_ = nullptr;
   GraphPreview* torch_ = nullptr;
@@ -148,7 +124,6 @@ class MainWindow : public QMainWindow, public FormHost {
   QPlainTextEdit* log_ = nullptr;
   QLabel* status_ = nullptr;
   QLabel* model_path_ = nullptr;  // which file the loaded model came from (permanent, with a warning)
-  QString loaded_path_;           // absolute path of the model in model_, empty when none
   QProgressBar* progress_ = nullptr;
   QToolButton* status_cancel_ = nullptr;
   QMenu* recent_menu_ = nullptr;
