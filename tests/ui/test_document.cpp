@@ -1,18 +1,20 @@
 // The studio's document, driven without a window: opening the sample (its preset beside it fills
 // the form), edits of the form with undo, redo and the dirty state, the preset round trip, the
-// session, a bad file, a broken preset beside the model, export on the worker thread with its
+// session and the settings writer under it, a bad file, a broken preset beside the model, export on the worker thread with its
 // progress, cancel, and verification. No widget is ever created.
 #include <QtTest>
 
 #include <QApplication>
 #include <QFile>
 #include <QSemaphore>
+#include <QSettings>
 #include <QTemporaryDir>
 #include <QUndoStack>
 
 #include "document.h"
 #include "opening.h"
 #include "oxport/runtime.h"
+#include "settingswriter.h"
 #include "taskrunner.h"
 #include "ui_support.h"
 
@@ -172,6 +174,22 @@ class DocumentTest : public QObject {
     QVERIFY(doc.restoreSession());
     QVERIFY(loaded.wait(kJobTimeout) && loaded.first().first().toBool());
     QCOMPARE(doc.formState().options.opset_version, 16);
+  }
+
+  void settingsWritesReadBackAtOnceAndReachTheDisk() {
+    // What the window writes is readable at once through the writer, and on disk after flush();
+    // the sync itself (lock file, fdatasync) runs on the writer's thread.
+    SettingsWriter writer;
+    const QStringList recent{QStringLiteral("/a/b.pt"), QStringLiteral("/c/d.pt")};
+    writer.write({{QStringLiteral("test/recent"), recent}, {QStringLiteral("test/gone"), 1}});
+    writer.remove(QStringLiteral("test/gone"));
+    QCOMPARE(writer.value(QStringLiteral("test/recent")).toStringList(), recent);
+    QVERIFY(!writer.value(QStringLiteral("test/gone")).isValid());
+    writer.flush();
+    QSettings fresh;
+    QCOMPARE(fresh.value(QStringLiteral("test/recent")).toStringList(), recent);
+    QVERIFY(!fresh.contains(QStringLiteral("test/gone")));
+    fresh.remove(QStringLiteral("test"));
   }
 
   void aBadFileFailsAndKeepsNothing() {
