@@ -1,6 +1,6 @@
 // The studio's document, driven without a window: opening the sample (its preset beside it fills
 // the form), edits of the form with undo, redo and the dirty state, the preset round trip, the
-// session and the settings writer under it, a bad file, a broken preset beside the model, export on the worker thread with its
+// session and the settings writer under it, recent files and op libraries, a bad file, a broken preset beside the model, export on the worker thread with its
 // progress, cancel, and verification. No widget is ever created.
 #include <QtTest>
 
@@ -190,6 +190,43 @@ class DocumentTest : public QObject {
     QCOMPARE(fresh.value(QStringLiteral("test/recent")).toStringList(), recent);
     QVERIFY(!fresh.contains(QStringLiteral("test/gone")));
     fresh.remove(QStringLiteral("test"));
+  }
+
+  void theOpeningPolicyWithoutAModel() {
+    // Recent files: newest first, each once, at most kMaxRecent.
+    SettingsWriter settings;
+    clearRecentFiles(settings);
+    for (int i = 0; i < kMaxRecent + 2; ++i) addRecentFile(settings, QStringLiteral("/m/%1.pt").arg(i));
+    addRecentFile(settings, QStringLiteral("/m/5.pt"));
+    const QStringList recent = recentFiles(settings);
+    QCOMPARE(recent.size(), kMaxRecent);
+    QCOMPARE(recent.front(), QStringLiteral("/m/5.pt"));
+    QCOMPARE(recent.count(QStringLiteral("/m/5.pt")), 1);
+    QVERIFY(!recent.contains(QStringLiteral("/m/0.pt")));
+    clearRecentFiles(settings);
+    QVERIFY(recentFiles(settings).isEmpty());
+
+    // Op libraries: the preset beside the model names them relative to its folder; a preset
+    // opened with the model wins; the form's own are kept when the same model opens again.
+    const QString model = sampleWithPreset(tmp_.filePath("libs"), R"({"load_libraries": ["ops/libvendor.so"]})");
+    const std::string beside = tmp_.filePath("libs/ops/libvendor.so").toStdString();
+    QCOMPARE(librariesFor(model, std::nullopt, Preset{}), std::vector<std::string>{beside});
+    Preset given;
+    given.load_libraries = {"/given/lib.so"};
+    QCOMPARE(librariesFor(model, given, Preset{}), std::vector<std::string>{"/given/lib.so"});
+    Preset current;
+    current.model = model.toStdString();
+    current.load_libraries = {"/form/lib.so"};
+    QCOMPARE(librariesFor(model, std::nullopt, current), (std::vector<std::string>{beside, "/form/lib.so"}));
+
+    // A preset opens its model unless that model is the one open.
+    Preset preset;
+    QVERIFY(!presetOpensModel(preset, current, true));  // no model in the preset
+    preset.model = model.toStdString();
+    QVERIFY(!presetOpensModel(preset, current, true));
+    QVERIFY(presetOpensModel(preset, current, false));
+    preset.model = "/elsewhere/net.pt";
+    QVERIFY(presetOpensModel(preset, current, true));
   }
 
   void aBadFileFailsAndKeepsNothing() {
