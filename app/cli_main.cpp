@@ -1,4 +1,4 @@
-// oxport: the command-line main. All logic lives in oxport::runCli (core/src/cli).
+// oxport: the command-line main. All logic lives in oxport::runCli (cli/).
 #include <csignal>
 #include <iostream>
 #include <string>

@@ -26,46 +26,13 @@ using namespace oxport;
 
 namespace {
 
-py::dict diagnosticDict(const Diagnostic& d) {
-  py::dict o;
-  o["severity"] = severityName(d.severity);
-  o["code"] = d.code;
-  o["message"] = d.message;
-  o["node_kind"] = d.node_kind;
-  o["module_path"] = d.module_path;
-  o["file"] = d.location.file;
-  o["line"] = d.location.line;
-  o["column"] = d.location.column;
-  o["option"] = d.option;
-  o["hint"] = d.hint;
-  o["text"] = d.toString();
-  return o;
-}
+py::object fromJson(const std::string& text) { return py::module_::import("json").attr("loads")(text); }
 
-py::list diagnosticList(const std::vector<Diagnostic>& ds) {
-  py::list l;
-  for (const auto& d : ds) l.append(diagnosticDict(d));
-  return l;
-}
-
-py::dict statsDict(const ExportStats& s) {
-  py::dict o;
-  o["phase_ms"] = s.phase_ms;
-  py::list passes;
-  for (const auto& [name, ms] : s.pass_ms) passes.append(py::make_tuple(name, ms));
-  o["pass_ms"] = passes;
-  o["onnx_op_histogram"] = s.onnx_op_histogram;
-  o["torch_op_histogram"] = s.torch_op_histogram;
-  o["onnx_nodes"] = s.onnx_nodes;
-  o["torch_nodes"] = s.torch_nodes;
-  o["initializers"] = s.initializers;
-  o["initializer_bytes"] = s.initializer_bytes;
-  o["file_bytes"] = s.file_bytes;
-  o["external_data"] = s.external_data;
-  o["checker_passed"] = s.checker_passed;
-  o["shape_inference_passed"] = s.shape_inference_passed;
-  o["example_run"] = s.example_run;
-  return o;
+// The core's JSON of the diagnostics (the CLI's --json), each with its text as the CLI prints it.
+py::object diagnosticList(const std::vector<Diagnostic>& ds) {
+  auto arr = nlohmann::ordered_json::parse(toJson(ds));
+  for (size_t i = 0; i < ds.size(); ++i) arr[i]["text"] = ds[i].toString();
+  return fromJson(arr.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
 }
 
 // Runs `work` on a worker thread while this (Python) thread waits with the GIL released. Every
@@ -163,7 +130,7 @@ py::dict exportModel(const std::string& preset_json, const std::string& output, 
   out["ok"] = true;
   out["errors"] = py::list();
   out["diagnostics"] = diagnosticList(result->diagnostics);
-  out["stats"] = statsDict(result->stats);
+  out["stats"] = fromJson(toJson(result->stats));
   out["input_names"] = result->input_names;
   out["output_names"] = result->output_names;
   out["verbose_log"] = result->verbose_log;

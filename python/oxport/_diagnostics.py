@@ -21,8 +21,13 @@ class Diagnostic:
 
     @classmethod
     def from_dict(cls, d: Dict[str, Any]) -> "Diagnostic":
+        """From the core's JSON of a diagnostic (the CLI's --json: the source place under "location")."""
         fields = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in d.items() if k in fields})
+        flat = {k: v for k, v in d.items() if k in fields}
+        for k, v in (d.get("location") or {}).items():
+            if k in fields:
+                flat[k] = v
+        return cls(**flat)
 
     @classmethod
     def error(cls, code: str, message: str, hint: str = "", option: str = "") -> "Diagnostic":

@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "torch_archive.h"
+#include "load/torch_archive.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const int fd = ::memfd_create("oxport-fuzz-archive", 0);

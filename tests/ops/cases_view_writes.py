@@ -1,6 +1,6 @@
 """In-place writes into views, as real models make them (swin's attention mask, y[:, i] = v,
 x[idx] += 1, fill_/zero_/add_/mul_/masked_fill_/clamp_ on slices): rewritten into functional form
-before the example run (core/src/torch/pass_view_writes.cpp), then slice_scatter/select_scatter."""
+before the example run (core/src/frontend/pass_view_writes.cpp), then slice_scatter/select_scatter."""
 import numpy as np
 import torch
 

@@ -27,7 +27,7 @@
 #include "oxport/model.h"
 #include "oxport/preset.h"
 #include "oxport/runtime.h"
-#include "torch_archive.h"
+#include "load/torch_archive.h"
 
 namespace fs = std::filesystem;
 using namespace oxport;

@@ -1,4 +1,4 @@
-// The catalogue of diagnostic codes (core/src/error_codes.def) against the sources: every code a
+// The catalogue of diagnostic codes (core/src/base/error_codes.def) against the sources: every code a
 // raise site writes has an entry, every entry is raised somewhere, at the severity it is raised at.
 #include <gtest/gtest.h>
 
@@ -20,7 +20,7 @@ using test::Lang;
 using test::RaiseSite;
 
 // Where diagnostics are raised: the core, the studio, the programs and the Python module.
-const char* kRoots[] = {"core/src", "core/include", "ui", "app", "python"};
+const char* kRoots[] = {"core/src", "core/include", "cli", "ui", "app", "python"};
 
 std::string readFile(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -180,7 +180,7 @@ TEST(ErrorCodes, EveryRaisedCodeIsInTheCatalogue) {
   EXPECT_GT(count, 100u) << "the scanner found too few raise sites to be working";
   for (const auto& [code, sites] : missing)
     ADD_FAILURE() << "\"" << code << "\" is raised at " << sites.front() << (sites.size() > 1 ? " and elsewhere" : "")
-                  << " but has no entry in core/src/error_codes.def";
+                  << " but has no entry in core/src/base/error_codes.def";
 }
 
 TEST(ErrorCodes, EveryCatalogueEntryIsRaised) {
@@ -194,7 +194,7 @@ TEST(ErrorCodes, EveryCatalogueEntryIsRaised) {
     const std::string code(e.code);
     auto it = raised.find(code);
     if (it == raised.end()) {
-      ADD_FAILURE() << "\"" << code << "\" is in core/src/error_codes.def but nothing raises it (stale entry)";
+      ADD_FAILURE() << "\"" << code << "\" is in core/src/base/error_codes.def but nothing raises it (stale entry)";
       continue;
     }
     if (e.severity == Severity::Error)

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "diagnose.h"
+#include "frontend/diagnose.h"
 
 namespace fs = std::filesystem;
 using namespace oxport;

@@ -9,6 +9,9 @@
 
 #include "oxport/diagnostic.h"
 
+#include "oxport/export.h"
+
+OXPORT_API_BEGIN
 namespace oxport {
 
 Status writeFileAtomically(const std::filesystem::path& target,
@@ -16,3 +19,4 @@ Status writeFileAtomically(const std::filesystem::path& target,
 Status writeFileAtomically(const std::filesystem::path& target, std::string_view contents);
 
 }  // namespace oxport
+OXPORT_API_END

@@ -6,6 +6,9 @@
 #include <variant>
 #include <vector>
 
+#include "oxport/export.h"
+
+OXPORT_API_BEGIN
 namespace oxport {
 
 enum class Severity { Note, Warning, Error };
@@ -89,6 +92,7 @@ using Status = Result<Ok>;
 inline Status okStatus() { return Ok{}; }
 
 }  // namespace oxport
+OXPORT_API_END
 
 // Propagate an error from an expression returning Status/Result<...>.
 #define OXPORT_TRY(expr)                          \

@@ -9,6 +9,9 @@
 
 #include "oxport/diagnostic.h"
 
+#include "oxport/export.h"
+
+OXPORT_API_BEGIN
 namespace oxport {
 
 struct ErrorCodeInfo {
@@ -29,3 +32,4 @@ const ErrorCodeInfo* findErrorCode(std::string_view code);
 std::vector<std::string_view> similarErrorCodes(std::string_view code, size_t max = 5);
 
 }  // namespace oxport
+OXPORT_API_END

@@ -8,6 +8,9 @@
 
 #include "oxport/diagnostic.h"
 
+#include "oxport/export.h"
+
+OXPORT_API_BEGIN
 namespace oxport {
 
 struct GraphViewEdge {
@@ -47,3 +50,4 @@ struct GraphView {
 };
 
 }  // namespace oxport
+OXPORT_API_END

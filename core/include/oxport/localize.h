@@ -17,6 +17,9 @@
 #include "oxport/progress.h"
 #include "oxport/tensor.h"
 
+#include "oxport/export.h"
+
+OXPORT_API_BEGIN
 namespace oxport {
 
 class Model;
@@ -107,3 +110,4 @@ ValueComparison compareValue(const std::string& torch_value, const std::string& 
                              const HostTensor& expected, const HostTensor& actual, double tolerance);
 
 }  // namespace oxport
+OXPORT_API_END

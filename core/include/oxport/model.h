@@ -18,6 +18,9 @@
 #include "oxport/progress.h"
 #include "oxport/tensor.h"
 
+#include "oxport/export.h"
+
+OXPORT_API_BEGIN
 namespace oxport {
 
 enum class ModelKind { TracedModule, ScriptedModule, ScriptFunction };
@@ -75,6 +78,10 @@ struct ExportStats {
   // on the real example inputs).
   std::string example_run;
 };
+
+// The stats as JSON text: the "stats" object of `oxport export --report` (and of the Python API's
+// result and report).
+std::string toJson(const ExportStats& stats);
 
 struct ExportResult {
   std::filesystem::path output;             // empty when written to a stream
@@ -167,3 +174,4 @@ struct Versions {
 Versions versions();
 
 }  // namespace oxport
+OXPORT_API_END

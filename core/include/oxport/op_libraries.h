@@ -10,6 +10,9 @@
 
 #include "oxport/diagnostic.h"
 
+#include "oxport/export.h"
+
+OXPORT_API_BEGIN
 namespace oxport {
 
 struct OpLibrary {
@@ -35,3 +38,4 @@ std::vector<OpLibrary> loadedOpLibraries();
 std::optional<std::filesystem::path> findTorchvisionOpLibrary();
 
 }  // namespace oxport
+OXPORT_API_END

@@ -4,6 +4,9 @@
 #include <string>
 #include <vector>
 
+#include "oxport/export.h"
+
+OXPORT_API_BEGIN
 namespace oxport {
 
 struct OpSupport {
@@ -17,3 +20,4 @@ struct OpSupport {
 std::vector<OpSupport> supportedOps();
 
 }  // namespace oxport
+OXPORT_API_END

@@ -13,6 +13,9 @@
 #include "oxport/diagnostic.h"
 #include "oxport/tensor.h"
 
+#include "oxport/export.h"
+
+OXPORT_API_BEGIN
 namespace oxport {
 
 enum class TrainingMode { Eval, Preserve, Training };
@@ -106,3 +109,4 @@ struct ExportOptions {
 std::vector<Diagnostic> validateOptions(const ExportOptions& o);
 
 }  // namespace oxport
+OXPORT_API_END

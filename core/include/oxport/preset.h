@@ -10,6 +10,9 @@
 #include "oxport/diagnostic.h"
 #include "oxport/options.h"
 
+#include "oxport/export.h"
+
+OXPORT_API_BEGIN
 namespace oxport {
 
 struct Preset {
@@ -66,3 +69,4 @@ Result<TensorSpec> parseTensorSpec(std::string_view text);
 std::string formatTensorSpec(const TensorSpec& spec);
 
 }  // namespace oxport
+OXPORT_API_END

@@ -6,6 +6,9 @@
 #include <memory>
 #include <string>
 
+#include "oxport/export.h"
+
+OXPORT_API_BEGIN
 namespace oxport {
 
 enum class Phase { Load, Passes, Trace, Convert, Fold, Optimize, Serialize, Check, Verify };
@@ -28,3 +31,4 @@ class CancelToken {
 };
 
 }  // namespace oxport
+OXPORT_API_END

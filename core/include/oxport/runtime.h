@@ -10,6 +10,9 @@
 #include "oxport/progress.h"
 #include "oxport/tensor.h"
 
+#include "oxport/export.h"
+
+OXPORT_API_BEGIN
 namespace oxport {
 
 class Model;
@@ -80,3 +83,4 @@ OutputComparison compareTensors(const std::string& name, const HostTensor& expec
                                 const HostTensor& actual, double tolerance);
 
 }  // namespace oxport
+OXPORT_API_END

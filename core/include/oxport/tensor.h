@@ -8,6 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "oxport/export.h"
+
+OXPORT_API_BEGIN
 namespace oxport {
 
 enum class DType { Float32, Float64, Float16, BFloat16, Int8, UInt8, Int16, Int32, Int64, Bool };
@@ -63,3 +66,4 @@ struct NamedTensor {
 };
 
 }  // namespace oxport
+OXPORT_API_END

@@ -96,7 +96,7 @@ struct Model {
   std::string producer_version;
   std::string doc_string;
   int64_t ir_version = 6;
-  // The model's metadata_props, in order (oxport.torch_map: see torch/pass_torch_map.cpp).
+  // The model's metadata_props, in order (oxport.torch_map: see pipeline/pass_torch_map.cpp).
   std::vector<std::pair<std::string, std::string>> metadata_props;
 };
 

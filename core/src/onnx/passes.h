@@ -1,5 +1,5 @@
 // Passes over the core's ONNX IR, run after conversion. The export pipeline
-// (core/src/torch/pipeline.cpp) names them and runs them in order.
+// (core/src/pipeline/pipeline.cpp) names them and runs them in order.
 #pragma once
 
 #include <string>

@@ -1,0 +1,395 @@
+#include "frontend/diagnose.h"
+
+#include <fstream>
+#include <map>
+#include <optional>
+#include <regex>
+#include <set>
+#include <sstream>
+
+namespace oxport {
+
+std::vector<DynamicSize> dynamicSizes(const ts::Graph& g, const std::vector<std::string>& input_names,
+                                      const ExportOptions& options) {
+  std::vector<DynamicSize> out;
+  for (size_t i = 0; i < g.inputs.size() && i < input_names.size(); ++i) {
+    auto it = options.dynamic_axes.find(input_names[i]);
+    if (it == options.dynamic_axes.end()) continue;
+    const auto& shape = g.inputs[i]->meta.shape;
+    for (const auto& [axis, label] : it->second.axes) {
+      if (axis < 0 || axis >= static_cast<int64_t>(shape.size())) continue;
+      out.push_back({input_names[i], axis, shape[static_cast<size_t>(axis)],
+                     label.empty() ? input_names[i] + "_dynamic_axes_" + std::to_string(axis + 1) : label});
+    }
+  }
+  return out;
+}
+
+namespace {
+
+// Which argument of these ops is a size or position that should follow the inputs' shapes.
+const std::map<std::string, std::vector<std::string>>& shapeArguments() {
+  static const std::map<std::string, std::vector<std::string>> m = {
+      {"aten::view", {"size"}},        {"aten::reshape", {"shape"}},     {"aten::expand", {"size"}},
+      {"aten::repeat", {"repeats"}},   {"aten::tile", {"dims"}},         {"aten::zeros", {"size"}},
+      {"aten::ones", {"size"}},        {"aten::full", {"size"}},         {"aten::empty", {"size"}},
+      {"aten::rand", {"size"}},        {"aten::randn", {"size"}},        {"aten::new_zeros", {"size"}},
+      {"aten::new_ones", {"size"}},    {"aten::new_full", {"size"}},     {"aten::new_empty", {"size"}},
+      {"aten::arange", {"end", "start"}}, {"aten::slice", {"start", "end"}}, {"aten::narrow", {"start", "length"}},
+      {"aten::upsample_nearest2d", {"output_size"}}, {"aten::upsample_bilinear2d", {"output_size"}},
+      {"aten::upsample_nearest1d", {"output_size"}}, {"aten::upsample_linear1d", {"output_size"}},
+      {"aten::upsample_bicubic2d", {"output_size"}}, {"aten::upsample_nearest3d", {"output_size"}},
+      {"aten::upsample_trilinear3d", {"output_size"}}, {"aten::split", {"split_size", "split_sizes"}},
+      {"aten::split_with_sizes", {"split_sizes"}}, {"aten::unflatten", {"sizes"}},
+  };
+  return m;
+}
+
+// Constant integers in a value: an int, a constant int list, or the constant elements of a
+// ListConstruct.
+std::vector<int64_t> constantInts(const ts::Value* v) {
+  std::vector<int64_t> out;
+  if (v->constant) {
+    const auto& c = *v->constant;
+    if (c.isInt()) out.push_back(c.toInt());
+    if (c.isList())
+      for (const auto& e : c.list())
+        if (e.isInt()) out.push_back(e.toInt());
+    return out;
+  }
+  if (v->producer && v->producer->kind == "prim::ListConstruct")
+    for (const auto* e : v->producer->inputs)
+      if (e->constant && e->constant->isInt()) out.push_back(e->constant->toInt());
+  return out;
+}
+
+std::string describe(const DynamicSize& d) {
+  return "the example size " + std::to_string(d.size) + " of dynamic axis " + std::to_string(d.axis) + " ('" +
+         d.label + "') of input '" + d.input + "'";
+}
+
+const char* kHint =
+    "tracing recorded a Python int here; compute it from the tensor instead (x.size(0), x.shape[0] "
+    "without int(), or -1 in view/reshape) so it follows the dynamic axis. Verification at other sizes "
+    "shows whether the exported model is affected";
+
+// Ops whose size list lines up with the axes of their data input (input 0), so a constant at
+// position k stands for axis k.
+bool sizeListFollowsAxes(const std::string& kind) {
+  return kind == "aten::view" || kind == "aten::reshape" || kind == "aten::expand" || kind == "aten::repeat" ||
+         kind == "aten::tile";
+}
+
+// A dynamic axis traced at size 1: a constant 1 cannot be told from the size by value, so look
+// where it sits. view/reshape/expand/repeat of a tensor computed from the inputs, whose size list
+// has the constant 1 at the position of the dynamic axis while that tensor's axis is 1 in the
+// example: `y.expand(int(x.shape[0]), 3)` or `x.view(int(x.shape[0]), -1)` traced at batch 1.
+// Such a graph works at size 1 only (the broadcast or reshape fails or is wrong at other sizes).
+// Sizes read with x.size(0) are not constants and are not reported.
+void findSizeOneBroadcasts(const ts::Graph& g, const std::vector<DynamicSize>& sizes, std::vector<Diagnostic>& out) {
+  std::map<int64_t, const DynamicSize*> axes;  // axis -> the first size-1 dynamic axis there
+  for (const auto& d : sizes)
+    if (d.size == 1 && !axes.count(d.axis)) axes[d.axis] = &d;
+  if (axes.empty()) return;
+  std::set<const ts::Value*> from_inputs;
+  for (const ts::Value* in : g.inputs)
+    if (in->param_name.empty()) from_inputs.insert(in);
+  for (const ts::Node* n : g.nodes) {
+    bool dep = false;
+    for (const ts::Value* in : n->inputs) dep = dep || from_inputs.count(in) > 0;
+    if (dep)
+      for (const ts::Value* o : n->outputs) from_inputs.insert(o);
+    if (!dep || !sizeListFollowsAxes(n->kind) || n->inputs.size() < 2) continue;
+    const ts::Value* data = n->inputs[0];
+    if (!from_inputs.count(data)) continue;
+    // The size list's entries, when constant (a constant list, or constants in a ListConstruct).
+    const ts::Value* list = n->inputs[1];
+    std::vector<std::optional<int64_t>> entries;
+    if (list->producer && list->producer->kind == "prim::ListConstruct") {
+      for (const ts::Value* e : list->producer->inputs)
+        entries.push_back(e->constant && e->constant->isInt() ? std::optional<int64_t>(e->constant->toInt()) : std::nullopt);
+    } else if (list->constant && list->constant->isList()) {
+      for (const auto& e : list->constant->list())
+        entries.push_back(e.isInt() ? std::optional<int64_t>(e.toInt()) : std::nullopt);
+    }
+    for (const auto& [axis, d] : axes) {
+      const size_t k = static_cast<size_t>(axis);
+      if (k >= entries.size() || entries[k] != std::optional<int64_t>(1)) continue;
+      if (k >= data->meta.shape.size() || data->meta.shape[k] != 1) continue;
+      out.push_back(n->warning("baked-dynamic-size",
+                               "entry " + std::to_string(k) + " of the sizes given to " + n->kind +
+                                   " is the constant 1 at the position of " + describe(*d) +
+                                   ", traced at size 1; the exported model keeps 1 there at every size "
+                                   "(a broadcast or reshape that only works at size 1)",
+                               kHint));
+      break;
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<Diagnostic> findBakedSizes(const ts::Graph& g, const std::vector<DynamicSize>& sizes) {
+  std::vector<Diagnostic> out;
+  std::set<std::string> seen_size_one;
+  for (const auto& d : sizes) {
+    if (d.size == 1 && seen_size_one.insert(d.input + ":" + std::to_string(d.axis)).second) {
+      Diagnostic n = makeWarning("dynamic-axis-size-one",
+                                 "dynamic axis " + std::to_string(d.axis) + " of input '" + d.input +
+                                     "' was traced at size 1, where PyTorch may specialize broadcasts and "
+                                     "squeezes to that size",
+                                 "export with an example size of 2 or more on dynamic axes");
+      n.severity = Severity::Note;
+      n.option = "dynamic_axes." + d.input;
+      out.push_back(n);
+    }
+  }
+  findSizeOneBroadcasts(g, sizes, out);
+  std::map<int64_t, const DynamicSize*> by_size;
+  for (const auto& d : sizes)
+    if (d.size > 1 && !by_size.count(d.size)) by_size[d.size] = &d;
+  if (by_size.empty()) return out;
+  std::set<const ts::Value*> reported_constants;
+  for (const ts::Node* n : g.nodes) {
+    auto it = shapeArguments().find(n->kind);
+    if (it != shapeArguments().end()) {
+      for (const auto& arg : it->second) {
+        int idx = n->argIndex(arg);
+        if (idx < 0 || idx >= static_cast<int>(n->inputs.size())) continue;
+        for (int64_t v : constantInts(n->inputs[static_cast<size_t>(idx)])) {
+          auto b = by_size.find(v);
+          if (b == by_size.end()) continue;
+          out.push_back(n->warning("baked-dynamic-size",
+                                   "argument '" + arg + "' of " + n->kind + " is the constant " + std::to_string(v) +
+                                       ", which equals " + describe(*b->second) +
+                                       "; the exported model will keep " + std::to_string(v) + " at every size",
+                                   kHint));
+          break;
+        }
+      }
+    }
+    // Constant tensors created at the example size (torch.zeros(x.shape[0]) with an int, a
+    // folded arange ...) that meet the inputs.
+    for (const ts::Value* in : n->inputs) {
+      if (!in->constant || !in->constant->isTensor() || !in->param_name.empty()) continue;
+      if (reported_constants.count(in)) continue;
+      for (int64_t dim : in->constant->tensor().shape) {
+        auto b = by_size.find(dim);
+        if (b == by_size.end()) continue;
+        reported_constants.insert(in);
+        std::ostringstream shape;
+        shape << in->constant->tensor().shapeString();
+        out.push_back(n->warning("baked-dynamic-size",
+                                 "a constant tensor of shape " + shape.str() + " used by " + n->kind +
+                                     " has a dimension equal to " + describe(*b->second) +
+                                     "; it was probably created from a size that tracing turned into a constant",
+                                 kHint));
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+// ---- Python branches on sizes, read from the source files of a traced model
+
+std::vector<PythonFrame> userFramesOfTraceStack(const std::string& stack) {
+  static const std::regex frame_re(R"(^(.*)\((\d+)\): (.+)$)");
+  std::vector<PythonFrame> out;
+  std::istringstream in(stack);
+  std::string text;
+  while (std::getline(in, text)) {
+    std::smatch m;
+    if (!std::regex_match(text, m, frame_re)) continue;
+    const std::string file = m[1];
+    // Frames below torch.jit.trace are the code that called it, not the model.
+    if (file.find("torch/jit/_trace.py") != std::string::npos) break;
+    if (file.empty() || file[0] == '<' || file.find("/site-packages/") != std::string::npos ||
+        file.find("/dist-packages/") != std::string::npos)
+      continue;
+    if (m[3] == "<module>") continue;
+    PythonFrame f;
+    f.file = file;
+    f.line = std::stoi(m[2]);
+    f.function = m[3];
+    out.push_back(f);
+  }
+  return out;
+}
+
+namespace {
+
+size_t indentOf(const std::string& line) {
+  size_t i = 0;
+  while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+  return i;
+}
+
+bool blankOrComment(const std::string& line) {
+  size_t i = indentOf(line);
+  return i == line.size() || line[i] == '#' || line[i] == '\r';
+}
+
+std::string withoutComment(const std::string& line) {
+  // Good enough for conditions: a '#' inside a string literal of a condition is rare.
+  auto hash = line.find('#');
+  std::string t = hash == std::string::npos ? line : line.substr(0, hash);
+  while (!t.empty() && (t.back() == ' ' || t.back() == '\r' || t.back() == '\t')) t.pop_back();
+  return t;
+}
+
+std::string trimmed(const std::string& line) {
+  std::string t = withoutComment(line);
+  return t.substr(indentOf(t));
+}
+
+// The axis a size read names: shape[k] / size(k) -> k; .shape / .size() -> unknown.
+struct SizeRead {
+  bool found = false;
+  std::optional<int64_t> axis;
+};
+
+SizeRead directSizeRead(const std::string& text) {
+  static const std::regex read_re(R"(\.(?:shape\b(?:\s*\[\s*(-?\d+)\s*\])?|size\s*\(\s*(-?\d+)?\s*\)|numel\s*\(\s*\)))");
+  std::smatch m;
+  SizeRead r;
+  if (!std::regex_search(text, m, read_re)) return r;
+  r.found = true;
+  if (m[1].matched) r.axis = std::stoll(m[1]);
+  else if (m[2].matched) r.axis = std::stoll(m[2]);
+  return r;
+}
+
+}  // namespace
+
+std::vector<SizeBranch> sizeBranchesInFunction(const std::vector<std::string>& lines, int line,
+                                               const std::string& function) {
+  std::vector<SizeBranch> out;
+  if (line < 1 || static_cast<size_t>(line) > lines.size()) return out;
+  const size_t target = static_cast<size_t>(line - 1);
+  const std::regex def_re("^\\s*(?:async\\s+)?def\\s+" + std::regex_replace(function, std::regex(R"([^\w])"), "") +
+                          "\\s*\\(");
+  // The nearest `def function(` above the line, indented less than it.
+  std::optional<size_t> def;
+  for (size_t k = target + 1; k-- > 0;) {
+    if (std::regex_search(lines[k], def_re) && (k == target || indentOf(lines[k]) < indentOf(lines[target]))) {
+      def = k;
+      break;
+    }
+  }
+  if (!def) return out;
+  const size_t def_indent = indentOf(lines[*def]);
+  size_t end = *def + 1;
+  // The signature may continue over several lines: the body starts after the line ending in ':'.
+  while (end < lines.size() && withoutComment(lines[end - 1]).empty() == false &&
+         withoutComment(lines[end - 1]).back() != ':')
+    ++end;
+  while (end < lines.size() && (blankOrComment(lines[end]) || indentOf(lines[end]) > def_indent)) ++end;
+  if (target >= end) return out;
+
+  // Names assigned from sizes: `b, c, h, w = x.shape`, `n = x.size(0)`, `h = int(x.shape[2])`.
+  static const std::regex unpack_re(R"(^\s*\(?\s*([A-Za-z_]\w*(?:\s*,\s*\*?[A-Za-z_]\w*)+)\s*,?\s*\)?\s*=\s*[\w.\[\]]+\.(?:shape|size\s*\(\s*\))\s*$)");
+  static const std::regex single_re(R"(^\s*([A-Za-z_]\w*)\s*(?::\s*int\s*)?=\s*(?:int\s*\(\s*)?[\w.\[\]]+\.(?:shape\s*\[\s*(-?\d+)\s*\]|size\s*\(\s*(-?\d+)\s*\))\s*\)?\s*$)");
+  std::map<std::string, std::optional<int64_t>> size_names;
+  for (size_t k = *def + 1; k < end; ++k) {
+    const std::string text = withoutComment(lines[k]);
+    std::smatch m;
+    if (std::regex_match(text, m, unpack_re)) {
+      std::string names = m[1];
+      std::istringstream parts(names);
+      std::string part;
+      int64_t pos = 0;
+      bool starred = false;
+      while (std::getline(parts, part, ',')) {
+        part = trimmed(part);
+        if (!part.empty() && part[0] == '*') {
+          starred = true;  // positions after a starred name are unknown
+          ++pos;
+          continue;
+        }
+        if (part != "_") size_names[part] = starred ? std::nullopt : std::optional<int64_t>(pos);
+        ++pos;
+      }
+    } else if (std::regex_match(text, m, single_re)) {
+      size_names[m[1]] = std::stoll(m[2].matched ? m[2].str() : m[3].str());
+    }
+  }
+
+  static const std::regex if_re(R"(^\s*(?:if|elif|while)\b(.*):\s*(?:\S.*)?$)");
+  static const std::regex for_re(R"(^\s*for\b.*\bin\s+range\s*\((.*)\)\s*:.*$)");
+  static const std::regex ternary_re(R"(\bif\b(.+?)\belse\b)");
+  for (size_t k = *def + 1; k < end; ++k) {
+    const std::string text = withoutComment(lines[k]);
+    std::smatch m;
+    std::string condition;
+    if (std::regex_match(text, m, if_re) || std::regex_match(text, m, for_re) ||
+        std::regex_search(text, m, ternary_re))
+      condition = m[1];
+    if (condition.empty()) continue;
+    SizeRead read = directSizeRead(condition);
+    if (!read.found) {
+      for (const auto& [name, axis] : size_names) {
+        if (std::regex_search(condition, std::regex("\\b" + name + "\\b"))) {
+          read.found = true;
+          read.axis = axis;
+          break;
+        }
+      }
+    }
+    if (!read.found) continue;
+    SizeBranch b;
+    b.line = static_cast<int>(k + 1);
+    b.code = trimmed(lines[k]);
+    b.axis = read.axis;
+    out.push_back(b);
+  }
+  return out;
+}
+
+std::vector<Diagnostic> findSizeBranches(const std::vector<PythonFrame>& frames, const std::vector<DynamicSize>& sizes,
+                                         const std::filesystem::path& model_dir) {
+  std::vector<Diagnostic> out;
+  if (sizes.empty()) return out;
+  std::map<std::string, std::optional<std::vector<std::string>>> files;  // resolved path -> lines
+  std::set<std::pair<std::string, int>> reported;
+  std::set<std::tuple<std::string, int, std::string>> seen_frames;
+  for (const PythonFrame& f : frames) {
+    if (!seen_frames.insert({f.file, f.line, f.function}).second) continue;
+    std::error_code ec;
+    std::filesystem::path path = f.file;
+    if (!std::filesystem::is_regular_file(path, ec)) path = model_dir / path.filename();
+    if (!std::filesystem::is_regular_file(path, ec)) continue;
+    auto& lines = files[path.string()];
+    if (!lines) {
+      std::ifstream in(path);
+      std::vector<std::string> text;
+      for (std::string l; std::getline(in, l);) text.push_back(l);
+      lines = std::move(text);
+    }
+    for (const SizeBranch& b : sizeBranchesInFunction(*lines, f.line, f.function)) {
+      const DynamicSize* dyn = nullptr;
+      for (const auto& d : sizes)
+        if (!b.axis || *b.axis < 0 || d.axis == *b.axis) {
+          dyn = &d;
+          break;
+        }
+      if (!dyn) continue;  // a branch on an axis that stays fixed
+      if (!reported.insert({path.string(), b.line}).second) continue;
+      const std::string where = b.axis && *b.axis >= 0 ? describe(*dyn) : "the dynamic axes' example sizes";
+      Diagnostic d = makeWarning(
+          "python-size-branch",
+          f.function + "() branches on a tensor size (`" + b.code + "`); torch.jit.trace ran it at " + where +
+              " and kept only what that size did, so the exported model does the same at every size",
+          "script this function (torch.jit.script, or @torch.jit.script_if_tracing) so the branch is exported as "
+          "an ONNX If, or remove its dependence on the size, then trace again. Verification cannot catch this: "
+          "its reference is the saved traced module, which kept the same branch");
+      d.location.file = f.file;
+      d.location.line = b.line;
+      d.module_path = f.module_path;
+      out.push_back(d);
+    }
+  }
+  return out;
+}
+
+}  // namespace oxport

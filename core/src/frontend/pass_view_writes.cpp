@@ -1,0 +1,323 @@
+// In-place writes into views, rewritten into functional form (see pass_view_writes.h).
+#include "frontend/pass_view_writes.h"
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+namespace oxport {
+
+namespace jit = torch::jit;
+
+namespace {
+
+using c10::Symbol;
+
+bool isInplace(const jit::Node* n) {
+  const std::string k = n->kind().toQualString();
+  if (k.rfind("aten::", 0) != 0 || k.size() < 8 || k.back() != '_') return false;
+  return k.compare(k.size() - 2, 2, "__") != 0;
+}
+
+// The views this pass can scatter a write back through.
+bool isInvertibleView(const jit::Node* n) {
+  static const std::unordered_set<std::string> kinds = {
+      "aten::slice", "aten::select",  "aten::narrow",   "aten::view",    "aten::reshape", "aten::_reshape_alias",
+      "aten::view_as", "aten::unsqueeze", "aten::squeeze", "aten::transpose", "aten::t",     "aten::permute",
+      "aten::detach", "aten::alias",  "aten::flatten",  "aten::unflatten", "aten::swapaxes", "aten::swapdims",
+      "aten::movedim"};
+  return kinds.count(n->kind().toQualString()) != 0;
+}
+
+// Any op whose output aliases its first input (what a write through it would reach).
+bool isViewOp(const jit::Node* n) {
+  static const std::unordered_set<std::string> kinds = {
+      "aten::slice",  "aten::select",   "aten::narrow",  "aten::view",     "aten::_reshape_alias", "aten::view_as",
+      "aten::unsqueeze", "aten::squeeze", "aten::transpose", "aten::t",    "aten::permute",        "aten::expand",
+      "aten::expand_as", "aten::as_strided", "aten::diagonal", "aten::unfold", "aten::movedim",    "aten::alias",
+      "aten::detach", "aten::unflatten", "aten::swapaxes", "aten::swapdims", "aten::reshape", "aten::flatten"};
+  return kinds.count(n->kind().toQualString()) != 0;
+}
+
+// The node of `u`'s ancestors (u included) that lives in block `b`, or nullptr.
+jit::Node* ancestorIn(jit::Node* u, jit::Block* b) {
+  while (u && u->owningBlock() != b) {
+    jit::Block* ob = u->owningBlock();
+    u = ob ? ob->owningNode() : nullptr;
+  }
+  return u;
+}
+
+// Replaces the uses of `from` that come after `after` (in its block, or nested in a later node).
+void replaceUsesAfter(jit::Value* from, jit::Value* to, jit::Node* after) {
+  std::vector<jit::Use> uses = from->uses();
+  for (const auto& use : uses) {
+    jit::Node* a = ancestorIn(use.user, after->owningBlock());
+    if (a && a != after && a->isAfter(after)) use.user->replaceInput(use.offset, to);
+  }
+}
+
+bool usedAfter(jit::Value* v, jit::Node* after) {
+  for (const auto& use : v->uses()) {
+    jit::Node* a = ancestorIn(use.user, after->owningBlock());
+    if (a && a != after && a->isAfter(after)) return true;
+  }
+  return false;
+}
+
+jit::Value* insert(jit::Graph& g, const char* op, std::vector<jit::NamedValue> args) {
+  return g.insert(Symbol::fromQualString(op), args);
+}
+
+// The out-of-place form of in-place `n` applied to `target` (the view), or nullptr.
+jit::Value* functionalForm(jit::Graph& g, jit::Node* n, jit::Value* target) {
+  const std::string k = n->kind().toQualString();
+  if (k == "aten::copy_") {
+    jit::Value* src = insert(g, "aten::type_as", {n->input(1), target});
+    return insert(g, "aten::expand_as", {src, target});
+  }
+  if (k == "aten::zero_") return insert(g, "aten::zeros_like", {target});
+  // The functional overload with the same arguments (add_.Tensor -> add.Tensor, floor_divide_.Tensor
+  // -> floor_divide): a node of the kind without '_' on the same inputs, kept only if an operator
+  // matches their types exactly (no implicit Tensor -> Scalar conversion, which would pick
+  // add.Scalar for a tensor `other` and fail at run time).
+  if (!n->maybeSchema()) return nullptr;
+  jit::Node* f = g.create(Symbol::fromQualString(k.substr(0, k.size() - 1)), n->inputs(), 1);
+  f->replaceInput(0, target);
+  f->output()->setType(n->output()->type());
+  const c10::FunctionSchema* schema = f->maybeSchema();
+  if (!schema || schema->arguments().size() != n->inputs().size()) {
+    f->destroy();
+    return nullptr;  // no functional overload matches
+  }
+  f->setSourceRange(n->sourceRange());
+  if (n->scope()) f->setScope(n->scope());
+  g.insertNode(f);
+  return f->output();
+}
+
+// `updated` is the new value of view node `v`'s output: the new value of its input.
+jit::Value* scatterBack(jit::Graph& g, jit::Node* v, jit::Value* updated) {
+  const std::string k = v->kind().toQualString();
+  jit::Value* parent = v->input(0);
+  if (k == "aten::slice")
+    return insert(g, "aten::slice_scatter", {parent, updated, v->input(1), v->input(2), v->input(3), v->input(4)});
+  if (k == "aten::select") return insert(g, "aten::select_scatter", {parent, updated, v->input(1), v->input(2)});
+  if (k == "aten::narrow") {
+    jit::Value* end = insert(g, "aten::add", {v->input(2), v->input(3)});
+    jit::Value* one = g.insertConstant(int64_t(1));
+    return insert(g, "aten::slice_scatter", {parent, updated, v->input(1), v->input(2), end, one});
+  }
+  if (k == "aten::detach" || k == "aten::alias") return updated;
+  if (k == "aten::unsqueeze") return insert(g, "aten::squeeze", {updated, v->input(1)});
+  if (k == "aten::transpose" || k == "aten::swapaxes" || k == "aten::swapdims")
+    return insert(g, "aten::transpose", {updated, v->input(1), v->input(2)});
+  if (k == "aten::movedim") return insert(g, "aten::movedim", {updated, v->input(2), v->input(1)});
+  if (k == "aten::t") return insert(g, "aten::t", {updated});
+  if (k == "aten::permute") {
+    auto dims = jit::toIValue(v->input(1));
+    if (!dims || !dims->isIntList()) return nullptr;
+    std::vector<int64_t> p = dims->toIntVector();
+    std::vector<int64_t> inv(p.size());
+    const int64_t r = static_cast<int64_t>(p.size());
+    for (int64_t i = 0; i < r; ++i) inv[static_cast<size_t>((p[static_cast<size_t>(i)] % r + r) % r)] = i;
+    return insert(g, "aten::permute", {updated, g.insertConstant(c10::IValue(inv))});
+  }
+  // view/reshape/squeeze/flatten/unflatten: back to the parent's sizes.
+  return insert(g, "aten::reshape", {updated, insert(g, "aten::size", {parent})});
+}
+
+// Is node `v` before `after`, in its block or in a block around it (so that `after` can read it)?
+bool dominates(jit::Node* v, jit::Node* after) {
+  jit::Node* a = ancestorIn(after, v->owningBlock());
+  return a && a != v && a->isAfter(v);
+}
+
+// Replays the views of `old_parent` made before `after` (aliases of the old value, in its block or
+// around it) on `new_parent`, inserted before `at`, for the reads after `after` in its block; and
+// the views made from them in turn.
+void replayAliases(jit::Graph& g, jit::Value* old_parent, jit::Value* new_parent, jit::Node* after, jit::Node* at,
+                   const std::unordered_set<jit::Node*>& skip) {
+  std::vector<jit::Use> uses = old_parent->uses();
+  for (const auto& use : uses) {
+    jit::Node* v = use.user;
+    if (skip.count(v) || !isViewOp(v) || use.offset != 0 || !dominates(v, after)) continue;
+    jit::Value* alias = v->output();
+    jit::Node* copy = g.createClone(v, [&](jit::Value* in) { return in == old_parent ? new_parent : in; });
+    copy->insertBefore(at);
+    if (usedAfter(alias, after)) replaceUsesAfter(alias, copy->output(), after);
+    replayAliases(g, alias, copy->output(), after, at, skip);  // its own views may still be read later
+    if (!copy->output()->hasUses()) copy->destroy();
+  }
+}
+
+// Is `n` nested (at any depth) inside block `b`?
+bool inside(jit::Node* n, jit::Block* b) { return ancestorIn(n, b) != nullptr; }
+
+// Inside loop body `body`, the views of `old_parent` made outside it are made again from
+// `new_parent` (the loop-carried value) at the start of the body: each iteration reads the view of
+// the value the previous one wrote. `at` is where the next one goes.
+void rebindViewsInside(jit::Graph& g, jit::Block* body, jit::Value* old_parent, jit::Value* new_parent,
+                       jit::Node*& at) {
+  std::vector<jit::Use> uses = old_parent->uses();
+  for (const auto& use : uses) {
+    jit::Node* v = use.user;
+    if (!isViewOp(v) || use.offset != 0 || inside(v, body)) continue;
+    jit::Node* copy = g.createClone(v, [&](jit::Value* in) { return in == old_parent ? new_parent : in; });
+    copy->insertAfter(at);
+    at = copy;
+    std::vector<jit::Use> vuses = v->output()->uses();
+    for (const auto& u : vuses)
+      if (inside(u.user, body)) u.user->replaceInput(u.offset, copy->output());
+    rebindViewsInside(g, body, v->output(), copy->output(), at);
+    if (!copy->output()->hasUses()) {
+      if (at == copy) at = copy->prev();
+      copy->destroy();
+    }
+  }
+}
+
+// Can a new value made in block `b` be carried out to block `outer` (an If's branches and a
+// Loop's body can; other blocks, such as closures, cannot)?
+bool carriable(jit::Block* b, jit::Block* outer) {
+  for (; b != outer; b = b->owningNode()->owningBlock()) {
+    if (!b->owningNode()) return false;
+    const jit::Symbol k = b->owningNode()->kind();
+    if (k != c10::prim::If && k != c10::prim::Loop) return false;
+  }
+  return true;
+}
+
+// Output index of If/Loop node `e` that already carries a written base, by the base's value seen
+// outside `e`.
+using Carried = std::unordered_map<jit::Node*, std::unordered_map<jit::Value*, size_t>>;
+
+// `base` (defined in an enclosing block) was written inside block `b`, nested in node e = b's
+// owner; `updated` is its value at the end of the write in `b`. Carries the value out through
+// every enclosing If (a new output: the written value from `b`, the unchanged base from the other
+// branch) and Loop (a new loop-carried value), up to base's block; the reads after each see it.
+void carryOut(jit::Graph& g, jit::Block* b, jit::Value* base, jit::Value* updated, Carried& carried) {
+  jit::Block* home = base->node()->owningBlock();
+  while (b != home) {
+    jit::Node* e = b->owningNode();
+    auto& slots = carried[e];
+    auto found = slots.find(base);
+    if (e->kind() == c10::prim::If) {
+      if (found != slots.end()) {  // another write into the same base, in the other branch
+        b->return_node()->replaceInput(found->second, updated);
+        return;
+      }
+      const size_t idx = e->outputs().size();
+      for (jit::Block* sb : e->blocks()) sb->registerOutput(sb == b ? updated : base);
+      jit::Value* out = e->addOutput()->setType(base->type());
+      slots[base] = idx;
+      updated = out;
+    } else {  // prim::Loop: (trip count, condition, carried...) -> carried, body (i, carried...)
+      if (found != slots.end()) {
+        b->return_node()->replaceInput(found->second + 1, updated);
+        return;
+      }
+      const size_t idx = e->outputs().size();
+      e->addInput(base);
+      jit::Value* p = b->addInput()->setType(base->type());
+      b->registerOutput(updated);
+      // Every read of the base in the body reads the value carried from the previous iteration,
+      // and so do the views of it made before the loop.
+      std::vector<jit::Use> uses = base->uses();
+      for (const auto& u : uses)
+        if (inside(u.user, b) || u.user == b->return_node()) u.user->replaceInput(u.offset, p);
+      jit::Node* at = b->param_node();
+      rebindViewsInside(g, b, base, p, at);
+      // Writes into the base in other branches of an If in the body now find it as `p`.
+      for (auto& [node, m] : carried) {
+        auto it = m.find(base);
+        if (node != e && it != m.end() && inside(node, b)) {
+          m[p] = it->second;
+          m.erase(base);
+        }
+      }
+      jit::Value* out = e->addOutput()->setType(base->type());
+      slots[base] = idx;
+      updated = out;
+    }
+    // After e, in its block: the base and the views of it made before e read the new value.
+    replaceUsesAfter(base, updated, e);
+    replayAliases(g, base, updated, e, e->next(), {});
+    b = e->owningBlock();
+  }
+}
+
+// Is a view of `v` made before `after` in its block (transitively) read after `after`?
+bool aliasReadAfter(jit::Value* v, jit::Node* after) {
+  for (const auto& use : v->uses()) {
+    jit::Node* u = use.user;
+    if (!isViewOp(u) || use.offset != 0 || u->owningBlock() != after->owningBlock() || !after->isAfter(u)) continue;
+    if (usedAfter(u->output(), after) || aliasReadAfter(u->output(), after)) return true;
+  }
+  return false;
+}
+
+// Rewrites the write `n` if it can; returns whether it did.
+bool rewrite(jit::Graph& g, jit::Node* n, Carried& carried) {
+  jit::Value* target = n->input(0);
+  std::vector<jit::Node*> chain;  // innermost (producing target) first
+  jit::Value* base = target;
+  while (isViewOp(base->node())) {
+    jit::Node* v = base->node();
+    if (!isInvertibleView(v)) return false;
+    chain.push_back(v);
+    base = v->input(0);
+  }
+  jit::Block* home = base->node()->owningBlock();
+  // A base from an outer block (a tensor a loop body or a branch writes into) gets its new value
+  // carried out through the If and Loop nodes in between; other blocks keep the refusal.
+  if (!carriable(n->owningBlock(), home)) return false;
+  // A write into a whole tensor of this block, with no view of it read afterwards, is left to
+  // TorchScript's RemoveTensorMutation.
+  if (chain.empty() && home == n->owningBlock() && !aliasReadAfter(base, n)) return false;
+
+  jit::WithInsertPoint guard(n);
+  jit::Value* updated = functionalForm(g, n, target);
+  if (!updated) return false;
+  std::unordered_map<jit::Value*, jit::Value*> new_value{{target, updated}};
+  jit::Value* cur = updated;
+  for (jit::Node* v : chain) {
+    cur = scatterBack(g, v, cur);
+    if (!cur) return false;
+    new_value[v->input(0)] = cur;
+  }
+  // Reads after the write see the new values: the base, every view in the chain, the op's own
+  // result, and aliases of any of them made before the write.
+  std::unordered_set<jit::Node*> skip(chain.begin(), chain.end());
+  skip.insert(n);
+  for (auto& [old_v, new_v] : new_value) replaceUsesAfter(old_v, new_v, n);
+  for (auto& [old_v, new_v] : new_value) replayAliases(g, old_v, new_v, n, n, skip);
+  n->output()->replaceAllUsesWith(updated);
+  jit::Block* b = n->owningBlock();
+  n->destroy();
+  if (b != home) carryOut(g, b, base, cur, carried);
+  return true;
+}
+
+int rewriteBlock(jit::Graph& g, jit::Block* b, Carried& carried) {
+  int count = 0;
+  for (auto it = b->nodes().begin(); it != b->nodes().end();) {
+    jit::Node* n = *it;
+    ++it;  // n may be destroyed; what the rewrite inserts goes before it
+    for (jit::Block* sb : n->blocks()) count += rewriteBlock(g, sb, carried);
+    if (isInplace(n) && n->inputs().size() >= 1 && n->outputs().size() == 1 && rewrite(g, n, carried)) ++count;
+  }
+  return count;
+}
+
+}  // namespace
+
+int functionalizeViewWrites(jit::Graph& g) {
+  Carried carried;
+  return rewriteBlock(g, g.block(), carried);
+}
+
+}  // namespace oxport
