@@ -34,3 +34,21 @@ CASES += [
     case("max_pool1d_ceil_kernel_past_input", lambda x: F.max_pool1d(x, 2, 2, ceil_mode=True), [T(2, 1, 1)],
          opsets=(11,), expect="error:unsupported-form", operator_export_type="ONNX"),
 ]
+
+# ceil_mode at sizes other than the example's (squeezenet and googlenet pool in ceil mode; traced
+# at a size where ceil and floor agree, the file must still pool in ceil mode at the others), and a
+# last window PyTorch drops at some sizes only (kernel 2, stride 2, padding 1: dropped at odd sizes).
+CASES += [
+    case("max_pool2d_ceil_dynamic_odd_traced", nn.MaxPool2d(3, stride=2, ceil_mode=True), [T(2, 3, 9, 9)],
+         opsets=(10, 11, 17), dynamic={0: [0, 2, 3]}),
+    case("max_pool1d_ceil_drop_dynamic", lambda x: F.max_pool1d(x, 2, 2, 1, ceil_mode=True), [T(1, 2, 4)],
+         opsets=(10, 11, 17), dynamic={0: [2]}),
+    case("max_pool2d_ceil_drop_dynamic_indices", lambda x: F.max_pool2d(x, 2, 2, 1, ceil_mode=True, return_indices=True),
+         [T(1, 2, 4, 5)], opsets=(11, 17), dynamic={0: [2, 3]}),
+    case("avg_pool2d_ceil_dynamic", lambda x: F.avg_pool2d(x, 3, 2, 1, ceil_mode=True), [T(1, 2, 7, 7)],
+         opsets=(10, 11, 17), dynamic={0: [2, 3]}),
+    case("avg_pool2d_ceil_dynamic_exclude_pad", lambda x: F.avg_pool2d(x, 2, 2, 1, ceil_mode=True, count_include_pad=False),
+         [T(1, 2, 6, 7)], opsets=(11, 17), dynamic={0: [2, 3]}),
+    case("avg_pool1d_ceil_drop_dynamic", nn.AvgPool1d(2, stride=2, padding=1, ceil_mode=True), [T(1, 2, 5)],
+         opsets=(11, 17), dynamic={0: [2]}),
+]

@@ -9,35 +9,64 @@ namespace oxport::convert {
 
 namespace {
 
-// ceil_mode as ONNX should see it. PyTorch drops a last window that would start in the right
-// padding (or past the input); ONNX Runtime keeps it. When PyTorch's count equals floor mode's
-// in every dim the windows are floor mode's, so ceil_mode becomes 0; when it equals ceil mode's it
-// stays 1. A mix has no ONNX form. Sizes are the example run's (`shape`, spatial dims last).
-Result<bool> onnxCeilMode(Context& ctx, bool ceil, const std::vector<int64_t>& shape, size_t nd,
-                          const std::vector<int64_t>& kernel, const std::vector<int64_t>& stride,
-                          const std::vector<int64_t>& padding, const std::vector<int64_t>& dilation) {
-  if (!ceil || shape.size() < nd) return ceil;
-  bool all_floor = true, all_ceil = true;
+// ceil_mode. PyTorch drops a last window that would start in the right padding (or past the
+// input); ONNX Runtime keeps it (a window of -FLT_MAX for MaxPool). That happens only where
+// stride + padding >= dilation * (kernel - 1) + 2; elsewhere ceil mode is the same in both for
+// every size. Where it can happen, it depends on the size, which may be dynamic: the pooling runs
+// in ceil mode and its output is cut to PyTorch's count, ceil((L + p) / s), computed from the
+// input's shape (`ceilEnds`). Below opset 10 there is no ceil_mode: the example run's sizes decide
+// (`ceilAtExampleSize`), as a static Pad would.
+bool windowMayDrop(int64_t k, int64_t s, int64_t p, int64_t d) { return s + p >= d * (k - 1) + 2; }
+
+Status checkCeilWindows(Context& ctx, const std::vector<int64_t>& shape, size_t nd, const std::vector<int64_t>& kernel,
+                        const std::vector<int64_t>& padding, const std::vector<int64_t>& dilation) {
+  for (size_t i = 0; i < nd && shape.size() >= nd; ++i) {
+    const int64_t d = dilation.empty() ? 1 : dilation[i];
+    if (shape[shape.size() - nd + i] + 2 * padding[i] - d * (kernel[i] - 1) - 1 < 0)
+      // only ceil_mode makes a window here; ONNX Runtime makes none
+      return ctx.error("unsupported-form", "ceil_mode pooling with a kernel larger than the padded input",
+                       "pad the input to at least the kernel's extent");
+  }
+  return okStatus();
+}
+
+// Below opset 10: whether ceil mode's windows are floor mode's at the example size (then the
+// pooling is exported in floor mode) or not (no form without ceil_mode).
+bool ceilIsFloorAtExampleSize(const std::vector<int64_t>& shape, size_t nd, const std::vector<int64_t>& kernel,
+                              const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
+                              const std::vector<int64_t>& dilation) {
+  if (shape.size() < nd) return false;
   for (size_t i = 0; i < nd; ++i) {
     const int64_t L = shape[shape.size() - nd + i], k = kernel[i], s = stride[i], p = padding[i];
     const int64_t d = dilation.empty() ? 1 : dilation[i];
     const int64_t span = L + 2 * p - d * (k - 1) - 1;
-    if (span < 0)  // only ceil_mode makes a window here; ONNX Runtime makes none
-      return ctx.error("unsupported-form", "ceil_mode pooling with a kernel larger than the padded input",
-                       "pad the input to at least the kernel's extent");
-    const int64_t floor_out = span / s + 1, ceil_out = (span + s - 1) / s + 1;
-    int64_t torch_out = ceil_out;
+    int64_t torch_out = (span + s - 1) / s + 1;
     if ((torch_out - 1) * s >= L + p) --torch_out;
-    all_floor = all_floor && torch_out == floor_out;
-    all_ceil = all_ceil && torch_out == ceil_out;
+    if (torch_out != span / s + 1) return false;
   }
-  if (all_floor) return false;  // also when both agree: floor mode needs no opset 10
-  if (all_ceil) return true;
-  return ctx.error("unsupported-form",
-                   "ceil_mode pooling where PyTorch drops the last window in some dims but not others",
-                   "use ceil_mode=False, or pad the input explicitly");
+  return true;
 }
 
+// y (pooled in ceil mode from x, N and C first) cut to PyTorch's window count in every spatial
+// dim where a last window may be dropped.
+std::string cutToTorchWindows(Context& ctx, const std::string& x, const std::string& y, size_t nd,
+                              const std::vector<int64_t>& kernel, const std::vector<int64_t>& stride,
+                              const std::vector<int64_t>& padding, const std::vector<int64_t>& dilation) {
+  std::vector<std::string> ends;
+  std::vector<int64_t> axes;
+  for (size_t i = 0; i < nd; ++i) {
+    const int64_t s = stride[i], p = padding[i];
+    if (!windowMayDrop(kernel[i], s, p, dilation.empty() ? 1 : dilation[i])) continue;
+    // ceil((L + p) / s): the windows that start inside input + left padding (Slice clamps it to
+    // ceil mode's count)
+    const std::string L = dimSize(ctx, x, static_cast<int64_t>(i + 2));
+    ends.push_back(ctx.emit1("Div", {ctx.emit1("Add", {L, ctx.constInt64s({p + s - 1})}), ctx.constInt64s({s})}));
+    axes.push_back(static_cast<int64_t>(i + 2));
+  }
+  if (axes.empty()) return y;
+  std::string end = ends.size() == 1 ? ends[0] : ctx.emit1("Concat", ends, {attrInt("axis", 0)});
+  return ctx.emit1("Slice", {y, ctx.constInt64s(std::vector<int64_t>(axes.size(), 0)), end, ctx.constInt64s(axes)});
+}
 
 // max_poolNd(input, kernel_size, stride, padding, dilation, ceil_mode)
 ConvertFn maxPool(size_t nd, bool with_indices) {
@@ -53,8 +82,14 @@ ConvertFn maxPool(size_t nd, bool with_indices) {
     dilation = expandInts(dilation, nd);
     bool dilated = false;
     for (auto d : dilation) dilated = dilated || d != 1;
-    OXPORT_ASSIGN(ceil, onnxCeilMode(ctx, ceil, ctx.meta(n.input(0)).shape, nd, kernel, stride, padding, dilation));
+    if (ceil) OXPORT_TRY(checkCeilWindows(ctx, ctx.meta(n.input(0)).shape, nd, kernel, padding, dilation));
+    if (ceil && ctx.opset() < 10 &&
+        ceilIsFloorAtExampleSize(ctx.meta(n.input(0)).shape, nd, kernel, stride, padding, dilation))
+      ceil = false;
     if ((ceil || dilated) && ctx.opset() < 10) return ctx.needsOpset(10, "max pooling with ceil_mode or dilation");
+    auto cut = [&](const std::string& x, const std::string& y) {
+      return ceil ? cutToTorchWindows(ctx, x, y, nd, kernel, stride, padding, dilation) : y;
+    };
     std::vector<Attribute> attrs{attrInts("kernel_shape", kernel), attrInts("strides", stride),
                                  attrInts("pads", symmetricPads(padding))};
     if (ctx.opset() >= 10) {
@@ -80,14 +115,16 @@ ConvertFn maxPool(size_t nd, bool with_indices) {
       unpadded[2] = attrInts("pads", std::vector<int64_t>(2 * nd, 0));
       std::string seen = ctx.emit1("Greater", {ctx.emit1("MaxPool", {ones}, std::move(unpadded)), ctx.constScalar(0, dt)});
       std::string y = ctx.emit1("MaxPool", {x}, std::move(attrs));
-      y = ctx.emit1("Where", {seen, y, ctx.constScalar(-std::numeric_limits<double>::infinity(), dt)});
+      y = ctx.emit1("Where", {cut(x, seen), cut(x, y), ctx.constScalar(-std::numeric_limits<double>::infinity(), dt)});
       return bindOut(ctx, n, unbatched ? ctx.squeeze(y, {0}) : y);
     }
     if (!with_indices) {
-      std::string y = ctx.emit1("MaxPool", {x}, std::move(attrs));
+      std::string y = cut(x, ctx.emit1("MaxPool", {x}, std::move(attrs)));
       return bindOut(ctx, n, unbatched ? ctx.squeeze(y, {0}) : y);
     }
     auto outs = ctx.emit("MaxPool", {x}, 2, std::move(attrs));
+    outs[0] = cut(x, outs[0]);
+    outs[1] = cut(x, outs[1]);
     if (unbatched) {
       outs[0] = ctx.squeeze(outs[0], {0});
       outs[1] = ctx.squeeze(outs[1], {0});
@@ -117,7 +154,9 @@ ConvertFn avgPool(size_t nd) {
     kernel = expandInts(kernel, nd);
     stride = stride.empty() ? kernel : expandInts(stride, nd);
     padding = expandInts(padding, nd);
-    OXPORT_ASSIGN(ceil, onnxCeilMode(ctx, ceil, ctx.meta(n.input(0)).shape, nd, kernel, stride, padding, {}));
+    if (ceil) OXPORT_TRY(checkCeilWindows(ctx, ctx.meta(n.input(0)).shape, nd, kernel, padding, {}));
+    if (ceil && ctx.opset() < 10 && ceilIsFloorAtExampleSize(ctx.meta(n.input(0)).shape, nd, kernel, stride, padding, {}))
+      ceil = false;
     if (ceil && ctx.opset() < 10) return ctx.needsOpset(10, "average pooling with ceil_mode");
     std::vector<Attribute> attrs{attrInts("kernel_shape", kernel), attrInts("strides", stride),
                                  attrInts("pads", symmetricPads(padding)),
@@ -129,26 +168,26 @@ ConvertFn avgPool(size_t nd) {
     // With ceil_mode the last window may run past the padding. PyTorch then divides by the part
     // inside input + padding (count_include_pad) or inside the input; ONNX Runtime's ceil_mode
     // AveragePool divides otherwise. So ceil_mode is written out: x padded with zeros (the padding,
-    // then the overhang on the right), averaged in floor mode, and divided by the same average of
-    // a mask that is 1 where PyTorch counts an element.
+    // then room for ceil mode's last window on the right), averaged in floor mode, and divided by
+    // the same average of a mask that is 1 where PyTorch counts an element.
     if (ceil) {
-      const auto& shape = ctx.meta(n.input(0)).shape;
       const DType dt = ctx.dtype(n.input(0));
       const int rank = static_cast<int>(nd) + 2;
       std::vector<int64_t> pad_x(static_cast<size_t>(2 * rank), 0), pad_in(pad_x), pad_out(pad_x);
       for (size_t i = 0; i < nd; ++i) {
-        const int64_t L = shape[shape.size() - nd + i], k = kernel[i], st = stride[i], p = padding[i];
-        const int64_t span = L + 2 * p - k;
-        int64_t out = (span + st - 1) / st + 1;
-        if ((out - 1) * st >= L + p) --out;
-        const int64_t overhang = std::max<int64_t>(0, (out - 1) * st + k - (L + 2 * p));
+        // The right side is padded to R = min(p + s - 1, k - 1): floor mode then makes every window
+        // PyTorch makes at every size (ceil mode's count when no last window can be dropped, else
+        // the windows that start inside input + padding, which the cut after bounds). R < k also
+        // keeps ONNX Runtime's fusion of Pad into AveragePool valid (it needs pads < kernel).
+        const int64_t st = stride[i], p = padding[i];
+        const int64_t right = std::min(p + st - 1, kernel[i] - 1);
         const size_t b = 2 + i, e = static_cast<size_t>(rank) + 2 + i;
         pad_x[b] = p;
-        pad_x[e] = p + overhang;
+        pad_x[e] = right;
         pad_in[b] = count_include_pad ? p : 0;    // ones over what PyTorch counts ...
         pad_in[e] = count_include_pad ? p : 0;
         pad_out[b] = count_include_pad ? 0 : p;   // ... zeros around it
-        pad_out[e] = (count_include_pad ? 0 : p) + overhang;
+        pad_out[e] = right - pad_in[e];
       }
       auto padded = [&](const std::string& t, const std::vector<int64_t>& pads, double value) {
         if (ctx.opset() >= 11) return ctx.emit1("Pad", {t, ctx.constInt64s(pads), ctx.constScalar(value, dt)});
@@ -162,7 +201,7 @@ ConvertFn avgPool(size_t nd) {
                                    attrInt("ceil_mode", 0)};
       std::string sum = ctx.emit1("AveragePool", {padded(x, pad_x, 0)}, plain);
       std::string count = ctx.emit1("AveragePool", {mask}, plain);
-      std::string y = ctx.emit1("Div", {sum, count});
+      std::string y = cutToTorchWindows(ctx, x, ctx.emit1("Div", {sum, count}), nd, kernel, stride, padding, {});
       return bindOut(ctx, n, unbatched ? ctx.squeeze(y, {0}) : y);
     }
     std::string y = ctx.emit1("AveragePool", {x}, std::move(attrs));
