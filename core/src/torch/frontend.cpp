@@ -19,6 +19,7 @@
 
 #include "torch/model_impl.h"
 #include "torch/pass_export_constants.h"
+#include "torch/pass_list_mutation.h"
 #include "torch/pass_view_writes.h"
 #include "torch/weight_views.h"
 #include "torch/shape_asserts.h"
@@ -494,6 +495,9 @@ class Frontend {
       // Mutation that cannot be removed safely is executed as is by the example run.
     }
     jit::EliminateDeadCode(graph_);
+    // outs.append(t) in a loop: a new version of the list each time, carried by the loop (an ONNX
+    // sequence). After the passes above, which need every node to have an operator.
+    functionalizeListMutation(*graph_);
     if (cancel_.cancelled()) return Error("cancelled", "the export was cancelled");
     report(Phase::Trace, 0.0, "running the model on the example inputs");
     OXPORT_TRY(exampleRunMetaFirst());
@@ -1388,6 +1392,7 @@ class Frontend {
       else env_[n->output()] = IValue(false);
       return okStatus();
     }
+    if (isFunctionalListOp(n)) return executeListOp(n);
     if (n->kind() == prim::RaiseException) {
       return nodeError(n, "raises", "the model raises an exception on these example inputs",
                        "check the shapes and values in args");
@@ -1438,6 +1443,48 @@ class Frontend {
     if (stack.size() != n->outputs().size())
       return nodeError(n, "internal", "unexpected number of results from " + std::string(n->kind().toQualString()));
     for (size_t i = 0; i < n->outputs().size(); ++i) env_[n->outputs()[i]] = std::move(stack[i]);
+    return okStatus();
+  }
+
+  // The functional list ops of pass_list_mutation.h, on copies (earlier versions stay as they were).
+  Status executeListOp(jit::Node* n) {
+    const std::string k = n->kind().toQualString();
+    const c10::IValue& lv = env_.at(n->input(0));
+    if (!lv.isList()) return nodeError(n, "internal", k + " on a value that is not a list");
+    c10::impl::GenericList list(lv.toList().elementType());
+    for (const auto& e : lv.toListRef()) list.push_back(e);
+    const int64_t size = static_cast<int64_t>(list.size());
+    auto index = [&](size_t at, bool insert) -> Result<int64_t> {
+      int64_t i = env_.at(n->input(at)).toInt();
+      if (insert) return std::max<int64_t>(0, std::min<int64_t>(i < 0 ? i + size : i, size));
+      if (i < 0) i += size;
+      if (i < 0 || i >= size)
+        return nodeError(n, "forward-failed", "list index out of range on the example inputs (" + k + ")");
+      return i;
+    };
+    if (k == "prim::oxport_list_append") {
+      list.push_back(env_.at(n->input(1)));
+    } else if (k == "prim::oxport_list_insert") {
+      OXPORT_ASSIGN(int64_t i, index(1, true));
+      list.insert(list.begin() + i, env_.at(n->input(2)));
+    } else if (k == "prim::oxport_list_pop") {
+      OXPORT_ASSIGN(int64_t i, index(1, false));
+      env_[n->output(1)] = list.get(static_cast<size_t>(i));
+      list.erase(list.begin() + i);
+    } else if (k == "prim::oxport_list_set") {
+      OXPORT_ASSIGN(int64_t i, index(1, false));
+      list.set(static_cast<size_t>(i), env_.at(n->input(2)));
+    } else if (k == "prim::oxport_list_delete") {
+      OXPORT_ASSIGN(int64_t i, index(1, false));
+      list.erase(list.begin() + i);
+    } else if (k == "prim::oxport_list_clear") {
+      list.clear();
+    } else if (k == "prim::oxport_list_extend") {
+      for (const auto& e : env_.at(n->input(1)).toListRef()) list.push_back(e);
+    } else {
+      return nodeError(n, "internal", "unknown list op " + k);
+    }
+    env_[n->output(0)] = c10::IValue(list);
     return okStatus();
   }
 
