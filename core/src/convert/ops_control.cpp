@@ -57,6 +57,14 @@ std::string fixFor(const Value* v) {
 Result<std::string> subgraphOutput(Context& ctx, onnx_ir::Graph& g, const Value* v, const Node& owner,
                                    const std::string& what, std::optional<DType> as = std::nullopt) {
   auto dt = onnxDTypeOf(v);
+  if (!dt && as && v->isNone() && v->isConstant()) {
+    // prim::Uninitialized, folded: the value of a path that returned early, never read.
+    onnx_ir::ValueInfo vi;
+    vi.name = ctx.emit1("Identity", {ctx.constScalar(0, *as)});
+    vi.dtype = *as;
+    g.outputs.push_back(vi);
+    return vi.name;
+  }
   if (!dt)
     return ctx.error("unsupported-form",
                      what + " of " + owner.kind + " is a " + v->typeString() +
@@ -165,6 +173,18 @@ Status convertLoop(Context& ctx, const Node& n) {
       continue;
     }
     auto dt = onnxDTypeOf(v);
+    if (!dt && v->isNone() && v->isConstant()) {
+      // prim::Uninitialized, folded (the result of a return inside the loop before it happens):
+      // a placeholder of the type the loop gives it.
+      dt = onnxDTypeOf(n.output(k - 2));
+      if (!dt) dt = onnxDTypeOf(b.inputs.at(k - 1));
+      if (dt) {
+        inputs.push_back(ctx.constScalar(0, *dt));
+        carried_types.push_back(*dt);
+        carried_seq.push_back(false);
+        continue;
+      }
+    }
     if (!dt)
       return ctx.error("unsupported-form",
                        "loop-carried value %" + v->name + " is a " + v->typeString() +

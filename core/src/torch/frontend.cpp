@@ -1577,7 +1577,13 @@ class Frontend {
         tv->meta.known = true;
       }
     }
-    if (auto e = env_.find(v); e != env_.end() && e->second.isNone()) tv->type = ts::ValueType::None;
+    // None where the static type allows it; a tensor, number or list that is None in the example
+    // run is prim::Uninitialized (the value of a path that returned early) and keeps its type.
+    const auto kind = v->type()->kind();
+    const bool never_none = kind == c10::TypeKind::TensorType || kind == c10::TypeKind::IntType ||
+                            kind == c10::TypeKind::FloatType || kind == c10::TypeKind::BoolType ||
+                            kind == c10::TypeKind::ListType;
+    if (auto e = env_.find(v); e != env_.end() && e->second.isNone() && !never_none) tv->type = ts::ValueType::None;
   }
 
   // The lowered value for v: a constant, a parameter input, or the value made by its producer.

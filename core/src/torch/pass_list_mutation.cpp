@@ -61,6 +61,15 @@ bool aliasingUse(const jit::Use& u) {
          k == "aten::_set_item" || k == "aten::append" || k == "aten::insert";
 }
 
+// Each new version of a list is named after the list (`outs`, as jit numbers it: outs.3), so that
+// messages about it name the variable of the model's code.
+jit::Value* named(jit::Value* v, const jit::Value* list) {
+  std::string base = list->debugName();
+  if (auto dot = base.find('.'); dot != std::string::npos) base.resize(dot);
+  if (!base.empty() && base.find_first_not_of("0123456789") != std::string::npos) v->setDebugName(base);
+  return v;
+}
+
 class Rewriter {
  public:
   explicit Rewriter(jit::Graph& g) : g_(g) {}
@@ -130,7 +139,7 @@ class Rewriter {
         f->insertBefore(n);
         f->setSourceRange(n->sourceRange());
         f->setScope(n->scope());
-        f->output(0)->setType(l->type());
+        named(f->output(0), l)->setType(l->type());
         if (pop) {
           f->output(1)->setType(n->output()->type());
           n->output()->replaceAllUsesWith(f->output(1));
@@ -150,8 +159,8 @@ class Rewriter {
         std::vector<jit::Value*> outs;
         for (auto* l : carried) {
           n->addInput(cur.at(l));
-          inner[l] = body->addInput()->setType(l->type());
-          outs.push_back(n->addOutput()->setType(l->type()));
+          inner[l] = named(body->addInput(), l)->setType(l->type());
+          outs.push_back(named(n->addOutput(), l)->setType(l->type()));
         }
         rewriteBlock(body, inner);
         for (auto* l : carried) body->registerOutput(inner.at(l));
@@ -162,7 +171,7 @@ class Rewriter {
           for (auto* l : mutatedIn(blk))
             if (std::find(changed.begin(), changed.end(), l) == changed.end()) changed.push_back(l);
         std::vector<jit::Value*> outs;
-        for (auto* l : changed) outs.push_back(n->addOutput()->setType(l->type()));
+        for (auto* l : changed) outs.push_back(named(n->addOutput(), l)->setType(l->type()));
         for (auto* blk : n->blocks()) {
           std::unordered_map<jit::Value*, jit::Value*> inner = cur;
           rewriteBlock(blk, inner);
