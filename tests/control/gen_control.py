@@ -348,8 +348,8 @@ class FeaturesAndState(torch.nn.Module):
 
 
 class ListOpsInLoops(torch.nn.Module):
-    """Nested loops with continue; pop, insert, l[i] = t, del l[i], len and indexing of a list built
-    in the loop; a range with a step."""
+    """Nested loops with continue; pop, insert, l[i] = t, del l[i], len, indexing and slicing of a list
+    built in the loop; a range with a step."""
 
     def forward(self, x):
         rows: List[torch.Tensor] = []
@@ -368,7 +368,7 @@ class ListOpsInLoops(torch.nn.Module):
         if len(rows) > 2:
             del rows[1]
         last = rows.pop()
-        tot = last
+        tot = last + torch.stack(rows[:1]).sum() * 0.5 + torch.stack(rows[::-2]).sum()
         for k in range(len(rows) - 1, -1, -2):
             tot = tot + rows[k] * float(k + 1)
         return torch.stack(rows) * tot

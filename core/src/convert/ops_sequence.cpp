@@ -6,6 +6,8 @@
 // clear -> SequenceEmpty; cat/stack of it -> ConcatFromSequence, len -> SequenceLength.
 #include "convert/sequence.h"
 
+#include <limits>
+
 #include "convert/registry.h"
 #include "convert/util.h"
 
@@ -115,6 +117,55 @@ Status concatSequence(Context& ctx, const Node& n, int64_t dim, bool new_axis) {
   std::vector<Attribute> attrs{attrInt("axis", dim)};
   if (new_axis) attrs.push_back(attrInt("new_axis", 1));
   return bindOut(ctx, n, ctx.emit1("ConcatFromSequence", {seq}, std::move(attrs)));
+}
+
+namespace {
+std::optional<std::vector<const Value*>> staticElements(Context& ctx, const Value* l);
+}  // namespace
+
+Status sliceTensorList(Context& ctx, const Node& n) {
+  const Value* l = n.input(0);
+  const Value* sv = n.input(1);
+  const Value* ev = n.input(2);
+  auto bound = [&](const Value* v) -> std::optional<std::optional<int64_t>> {
+    if (ctx.isNone(v)) return std::optional<int64_t>();
+    if (auto i = ctx.maybeInt(v)) return std::optional<int64_t>(*i);
+    return std::nullopt;  // depends on the inputs
+  };
+  auto step = ctx.maybeInt(n.input(3));
+  auto start = bound(sv), end = bound(ev);
+  auto elems = staticElements(ctx, l);
+  if (elems && start && end && step && *step != 0) {
+    // Python's slice of a known list.
+    const int64_t size = static_cast<int64_t>(elems->size());
+    const bool up = *step > 0;
+    auto clampIndex = [&](std::optional<int64_t> i, int64_t dflt) {
+      if (!i) return dflt;
+      int64_t v = *i < 0 ? *i + size : *i;
+      return up ? std::max<int64_t>(0, std::min<int64_t>(v, size)) : std::max<int64_t>(-1, std::min<int64_t>(v, size - 1));
+    };
+    const int64_t a = clampIndex(*start, up ? 0 : size - 1), b = clampIndex(*end, up ? size : -1);
+    std::vector<const Value*> out;
+    for (int64_t i = a; up ? i < b : i > b; i += *step) out.push_back((*elems)[static_cast<size_t>(i)]);
+    ctx.bindListValues(n.output(0), out);
+    return okStatus();
+  }
+  if (ctx.opset() < 11) return ctx.needsOpset(11, "slicing list %" + l->name + " (an ONNX sequence)");
+  if (!step) return ctx.error("dynamic-argument", "the step of a slice of list %" + l->name + " must be a constant");
+  OXPORT_TRY(checkPackable(ctx, l, {n.output(0)}));
+  const DType elem = listElemDType(l, {n.output(0)});
+  OXPORT_ASSIGN(std::string seq, ctx.sequence(l, elem));
+  auto boundTensor = [&](const Value* v, int64_t dflt) -> Result<std::string> {
+    if (ctx.isNone(v)) return ctx.constInt64s({dflt});
+    OXPORT_ASSIGN(std::string t, ctx.tensorOfType(v, DType::Int64));
+    return ctx.reshape(t, {1});
+  };
+  const int64_t big = std::numeric_limits<int64_t>::max();
+  OXPORT_ASSIGN(std::string a, boundTensor(sv, *step > 0 ? 0 : big));
+  OXPORT_ASSIGN(std::string b, boundTensor(ev, *step > 0 ? big : std::numeric_limits<int64_t>::min()));
+  std::string sliced = ctx.emit1("Slice", {packList(ctx, seq, elem), a, b, ctx.constInt64s({0}), ctx.constInt64s({*step})});
+  ctx.bindSequence(n.output(0), unpackList(ctx, sliced));
+  return okStatus();
 }
 
 namespace {

@@ -225,6 +225,7 @@ Status convertUnbind(Context& ctx, const Node& n) {
 // inputs (`x.shape[1:]` in a scripted model): such a list is a 1-D int64 tensor, sliced on axis 0.
 Status convertSlice(Context& ctx, const Node& n) {
   const bool list_form = n.inputs.size() == 4;
+  if (list_form && isTensorList(n.input(0))) return sliceTensorList(ctx, n);
   if (list_form && n.input(0)->elem_type != ts::ValueType::Int)
     return ctx.error("unsupported-form",
                      "slicing a " + n.input(0)->typeString() +

@@ -23,6 +23,9 @@ std::string packList(Context& ctx, const std::string& seq, DType elem);
 std::string unpackList(Context& ctx, const std::string& packed);
 // Refuses (naming the list) packing a list whose elements had different shapes in the example run.
 Status checkPackable(Context& ctx, const Value* list, std::initializer_list<const Value*> related);
+// l[a:b:c] of a list of tensors: the elements when they are known here, else the sequence packed,
+// sliced on axis 0 and unpacked (its tensors must have one shape).
+Status sliceTensorList(Context& ctx, const Node& n);
 // cat/stack of a list bound as a sequence: ConcatFromSequence. `dim` as given (may be negative).
 Status concatSequence(Context& ctx, const Node& n, int64_t dim, bool new_axis);
 
