@@ -374,6 +374,20 @@ class ListOpsInLoops(torch.nn.Module):
         return torch.stack(rows) * tot
 
 
+class ListInsideBranch(torch.nn.Module):
+    """A list made inside one branch and appended to in a loop there: it stays inside the branch."""
+
+    def forward(self, x):
+        if bool(x.sum() > 0):
+            parts: List[torch.Tensor] = []
+            for i in range(x.size(0)):
+                parts.append(x[i] * float(i + 1))
+            y = torch.stack(parts)
+        else:
+            y = x - 1.0
+        return y
+
+
 class EarlyReturnInLoop(torch.nn.Module):
     """return from inside a loop: the first row whose sum passes a threshold, else the last."""
 
@@ -503,6 +517,9 @@ LIST_CASES = [
     ("early_return_in_loop", lambda: EarlyReturnInLoop(), ["x"],
      [[R("er0", 3, 4, seed=0)], [A("er1", torch.zeros(2, 4))], [A("er2", torch.ones(4, 4))]],
      {"x": [0]}, ["Loop"]),
+    ("list_inside_branch", lambda: ListInsideBranch(), ["x"],
+     [[A("lb0", torch.ones(3, 2))], [A("lb1", -torch.ones(2, 2))], [A("lb2", torch.ones(5, 2) * 0.5)]],
+     {"x": [0]}, ["If"]),
     ("loop_carries_list", lambda: LoopCarriesList(), ["x"], [[R("lc0", 2, 3, seed=0)], [R("lc1", 4, 3, seed=1)]],
      {"x": [0]}, ["Loop", "ConcatFromSequence"]),
 ]

@@ -102,7 +102,15 @@ class Rewriter {
     }
   }
 
-  // The tracked lists mutated in `b` or its nested blocks, in the order of lists_.
+  // Whether `v` is defined in block `b` or in a block nested in it.
+  static bool definedWithin(const jit::Value* v, const jit::Block* b) {
+    for (const jit::Block* at = v->node()->owningBlock(); at; at = at->owningNode() ? at->owningNode()->owningBlock() : nullptr)
+      if (at == b) return true;
+    return false;
+  }
+
+  // The tracked lists made outside `b` and mutated in `b` or its nested blocks, in the order of
+  // lists_: those `b` must give back (a list made inside it stays inside).
   std::vector<jit::Value*> mutatedIn(jit::Block* b) {
     std::unordered_set<jit::Value*> found;
     std::function<void(jit::Block*)> visit = [&](jit::Block* blk) {
@@ -114,7 +122,7 @@ class Rewriter {
     visit(b);
     std::vector<jit::Value*> out;
     for (auto* l : lists_)
-      if (found.count(l)) out.push_back(l);
+      if (found.count(l) && !definedWithin(l, b)) out.push_back(l);
     return out;
   }
 
