@@ -408,6 +408,17 @@ class LoopCarriesList(torch.nn.Module):
         return torch.cat(outs)
 
 
+class IntListInLoop(torch.nn.Module):
+    """A List[int] appended to in a data-dependent loop: not a sequence; refused, never folded."""
+
+    def forward(self, x):
+        keep: List[int] = []
+        for i in range(x.size(0)):
+            if bool(x[i].sum() > 0):
+                keep.append(i)
+        return x[torch.tensor(keep, dtype=torch.long)]
+
+
 class ReturnsGrowingList(torch.nn.Module):
     """A list built in a data-dependent loop, returned as is: no plain-tensor form."""
 
@@ -482,6 +493,7 @@ CASES = [
     ("if_may_give_none", IfMayGiveNone(), [[T(2, 3)]], {}, [], [], "unsupported-form"),
     ("if_gives_list", IfGivesList(), [[T(2, 3)]], {}, [], [], "unsupported-output"),
     ("returns_growing_list", ReturnsGrowingList(), [[T(2, 3, fill="ones")]], {"x": [0]}, [], [], "unsupported-output"),
+    ("int_list_in_loop", IntListInLoop(), [[T(4, 3)]], {"x": [0]}, [], [], "unsupported-form"),
 ]
 
 # name, module factory (called after seeding), input names, input sets, dynamic axes, expected ONNX ops

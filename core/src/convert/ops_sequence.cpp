@@ -320,9 +320,28 @@ Status convertExtend(Context& ctx, const Node& n) {
   return okStatus();
 }
 
+// An in-place list op that pass_list_mutation.h did not rewrite, on a list that depends on the
+// inputs (the example run folds the rest).
+Status convertInPlaceListOp(Context& ctx, const Node& n) {
+  const Value* l = n.input(0);
+  const bool tensors = isTensorList(l);
+  return ctx.error("unsupported-form",
+                   n.kind + " changes list %" + l->name + " (a " + l->typeString() +
+                       ") in place with values that depend on the inputs; " +
+                       (tensors ? std::string("the list is also stored in another list, a dict or a loop's state, "
+                                              "so it cannot become an ONNX sequence")
+                                : std::string("only lists of tensors become ONNX sequences")),
+                   std::string(tensors ? "keep the list in one variable and append to it directly"
+                                       : "append tensors instead (torch.tensor(i) for an int) and torch.stack them") +
+                       ", or export with graph_mode \"trace\" (--graph-mode trace)");
+}
+
 }  // namespace
 
 void registerSequenceOps(Registry& r) {
+  for (const char* k : {"aten::append", "aten::insert", "aten::pop", "aten::_set_item", "aten::Delete", "aten::clear",
+                        "aten::extend", "aten::reverse", "aten::remove"})
+    r.add(k, convertInPlaceListOp);
   r.add("prim::oxport_list_append", convertAppend);
   r.add("prim::oxport_list_insert", convertInsert);
   r.add("prim::oxport_list_pop", convertPop);

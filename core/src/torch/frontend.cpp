@@ -1027,7 +1027,35 @@ class Frontend {
       }
     }
     for (auto* o : n->outputs()) recordMeta(o);
+    // A list changed in place inside a loop or an if with values that depend on the inputs (one
+    // pass_list_mutation.h left as is: not a list of tensors, or stored elsewhere too) has no ONNX
+    // form, and folding it would write the example run's contents into the file. (Straight-line
+    // appends of sizes keep the example's values, as before.)
+    if (!all_static && !n->inputs().empty() && n->input(0)->type()->kind() == c10::TypeKind::ListType &&
+        n->owningBlock() != graph_->block() && isInPlaceListOp(n)) {
+      const bool tensors = n->input(0)->type()->cast<c10::ListType>()->getElementType()->kind() ==
+                           c10::TypeKind::TensorType;
+      return nodeError(n, "unsupported-form",
+                       std::string(n->kind().toQualString()) + " changes list %" + n->input(0)->debugName() + " (" +
+                           n->input(0)->type()->annotation_str() +
+                           ") in place inside a loop or an if, with values that depend on the inputs; " +
+                           (tensors ? "the list is also stored in another list, a dict or a loop's state, so it "
+                                      "cannot become an ONNX sequence"
+                                    : "only lists of tensors become ONNX sequences"),
+                       std::string(tensors ? "keep the list in one variable and append to it directly"
+                                           : "append tensors instead (torch.tensor(i) for an int) and torch.stack "
+                                             "them") +
+                           ", or export with graph_mode \"trace\" (--graph-mode trace)");
+    }
     return okStatus();
+  }
+
+  static bool isInPlaceListOp(const jit::Node* n) {
+    static const std::unordered_set<std::string> kinds = {"aten::append", "aten::insert", "aten::pop",
+                                                          "aten::_set_item", "aten::Delete", "aten::clear",
+                                                          "aten::extend", "aten::add_", "aten::reverse",
+                                                          "aten::remove", "aten::sort"};
+    return kinds.count(n->kind().toQualString()) != 0;
   }
 
   Status runBlock(jit::Block* b) {
