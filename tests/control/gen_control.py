@@ -124,7 +124,7 @@ class IfMayGiveNone(torch.nn.Module):
 
 
 class IfGivesList(torch.nn.Module):
-    """Branches giving lists of different lengths: no ONNX If output can be a list."""
+    """Branches giving lists of different lengths, returned: a sequence, which is no plain output."""
 
     def forward(self, x) -> List[torch.Tensor]:
         if x.sum() > 0:
@@ -132,16 +132,6 @@ class IfGivesList(torch.nn.Module):
         else:
             r = [x - 1]
         return r
-
-
-class LoopCarriesList(torch.nn.Module):
-    """A list reassigned in a loop is loop-carried: no ONNX Loop can carry a list."""
-
-    def forward(self, x):
-        outs: List[torch.Tensor] = [x]
-        for i in range(x.size(0)):
-            outs = outs + [x * i]
-        return torch.cat(outs)
 
 
 class SizesListArithmetic(torch.nn.Module):
@@ -204,6 +194,243 @@ class OutputTwice(torch.nn.Module):
         return y, y
 
 
+class GreedyDecoder(torch.nn.Module):
+    """A GRUCell decoding greedily: each token appended to a list, break when every row is EOS."""
+
+    def __init__(self, eos: int = 3):
+        super().__init__()
+        self.eos = eos
+        self.emb = torch.nn.Embedding(8, 6)
+        self.cell = torch.nn.GRUCell(6, 12)
+        self.out = torch.nn.Linear(12, 8)
+
+    def forward(self, h, max_len: int = 10):
+        tok = torch.zeros(h.size(0), dtype=torch.long)
+        outs: List[torch.Tensor] = []
+        for i in range(max_len):
+            h = self.cell(self.emb(tok), h)
+            tok = self.out(h).argmax(-1)
+            outs.append(tok)
+            if bool((tok == self.eos).all()):
+                break
+        return torch.stack(outs, 1)
+
+
+class BeamSearch(torch.nn.Module):
+    """Beam search of width 3 over a small GRU decoder: topk over beams, back-pointers gathered,
+    one list of tokens and one of back-pointers per step, final backtrack."""
+
+    def __init__(self, vocab: int = 7, eos: int = 2, max_len: int = 8):
+        super().__init__()
+        self.vocab = vocab
+        self.eos = eos
+        self.max_len = max_len
+        self.emb = torch.nn.Embedding(vocab, 6)
+        self.cell = torch.nn.GRUCell(6, 10)
+        self.out = torch.nn.Linear(10, vocab)
+
+    def forward(self, h0) -> Tuple[torch.Tensor, torch.Tensor]:
+        k = 3
+        h = h0.expand(k, h0.size(1)).contiguous()
+        scores = torch.tensor([0.0, -1e9, -1e9])
+        tok = torch.zeros(k, dtype=torch.long)
+        toks: List[torch.Tensor] = []
+        backs: List[torch.Tensor] = []
+        for step in range(self.max_len):
+            h = self.cell(self.emb(tok), h)
+            logp = torch.log_softmax(self.out(h), -1)
+            cand = (scores.unsqueeze(1) + logp).reshape(-1)
+            top, idx = cand.topk(k)
+            back = torch.div(idx, self.vocab, rounding_mode="floor")
+            tok = idx % self.vocab
+            h = h.index_select(0, back)
+            scores = top
+            toks.append(tok)
+            backs.append(back)
+            if bool((tok == self.eos).all()):
+                break
+        best = torch.zeros([], dtype=torch.long)
+        path: List[torch.Tensor] = []
+        for t in range(len(toks) - 1, -1, -1):
+            path.insert(0, toks[t][best])
+            best = backs[t][best]
+        return torch.stack(path), scores
+
+
+class Nms(torch.nn.Module):
+    """NMS-like loop: while boxes remain, keep the best, drop those overlapping it above a threshold."""
+
+    def __init__(self, thr: float = 0.3):
+        super().__init__()
+        self.thr = thr
+
+    def forward(self, boxes, scores):
+        order = scores.argsort(descending=True)
+        boxes = boxes[order]
+        idxs = order
+        keep: List[torch.Tensor] = []
+        while boxes.size(0) > 0:
+            keep.append(idxs[0])
+            rest = boxes[1:]
+            x1 = torch.maximum(boxes[0, 0], rest[:, 0])
+            y1 = torch.maximum(boxes[0, 1], rest[:, 1])
+            x2 = torch.minimum(boxes[0, 2], rest[:, 2])
+            y2 = torch.minimum(boxes[0, 3], rest[:, 3])
+            inter = (x2 - x1).clamp(min=0) * (y2 - y1).clamp(min=0)
+            area0 = (boxes[0, 2] - boxes[0, 0]) * (boxes[0, 3] - boxes[0, 1])
+            areas = (rest[:, 2] - rest[:, 0]) * (rest[:, 3] - rest[:, 1])
+            iou = inter / (area0 + areas - inter)
+            mask = iou <= self.thr
+            boxes = rest[mask]
+            idxs = idxs[1:][mask]
+        return torch.stack(keep)
+
+
+class Refine(torch.nn.Module):
+    """Iterative refinement: while err > tol and it < max_it, with the error history as a list."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(4, 4)
+        self.tol = 1e-3
+        self.max_it = 25
+
+    def forward(self, b) -> Tuple[torch.Tensor, torch.Tensor, int]:
+        x = torch.zeros_like(b)
+        err = (b - x - 0.1 * self.lin(x)).abs().max()
+        errs: List[torch.Tensor] = [err]
+        it = 0
+        while bool(err > self.tol) and it < self.max_it:
+            x = x + 0.8 * (b - x - 0.1 * self.lin(x))
+            err = (b - x - 0.1 * self.lin(x)).abs().max()
+            errs.append(err)
+            it += 1
+        return x, torch.stack(errs).sum(), it
+
+
+class DecodeDict(torch.nn.Module):
+    """Returns Dict[str, Tensor]: the tokens of a greedy loop and how many steps it took."""
+
+    def __init__(self):
+        super().__init__()
+        self.cell = torch.nn.GRUCell(5, 5)
+
+    def forward(self, h) -> Dict[str, torch.Tensor]:
+        outs: List[torch.Tensor] = []
+        x = torch.zeros_like(h)
+        while len(outs) < 12:
+            h = self.cell(x, h)
+            x = h
+            outs.append(h.sum(1))
+            if bool(h.mean() > 0.2):
+                break
+        return {"sums": torch.stack(outs, 1), "steps": torch.tensor(len(outs)), "last": outs[-1]}
+
+
+class FeaturesAndState(torch.nn.Module):
+    """Returns Tuple[List[Tensor], Tensor]: a list of static length (one entry per layer) and the
+    result of a data-dependent while loop."""
+
+    def __init__(self):
+        super().__init__()
+        self.layers = torch.nn.ModuleList([torch.nn.Linear(4, 4) for _ in range(3)])
+
+    def forward(self, x) -> Tuple[List[torch.Tensor], torch.Tensor]:
+        feats: List[torch.Tensor] = []
+        for layer in self.layers:
+            x = torch.relu(layer(x)) + x
+            feats.append(x)
+        n = 0
+        while bool(x.abs().max() > 1.0) and n < 10:
+            x = x * 0.5
+            n += 1
+        return feats, x
+
+
+class ListOpsInLoops(torch.nn.Module):
+    """Nested loops with continue; pop, insert, l[i] = t, del l[i], len, indexing and slicing of a list
+    built in the loop; a range with a step."""
+
+    def forward(self, x):
+        rows: List[torch.Tensor] = []
+        for i in range(x.size(0)):
+            acc = torch.zeros_like(x[0, 0])
+            for j in range(x.size(1)):
+                if bool(x[i, j] < 0):
+                    continue
+                acc = acc + x[i, j]
+            rows.append(acc)
+            if len(rows) > 3:
+                rows.pop(0)
+        rows.insert(0, x.sum())
+        rows[1] = rows[1] * 2.0
+        rows[-1] = rows[-1] - 1.0
+        if len(rows) > 2:
+            del rows[1]
+        last = rows.pop()
+        tot = last + torch.stack(rows[:1]).sum() * 0.5 + torch.stack(rows[::-2]).sum()
+        for k in range(len(rows) - 1, -1, -2):
+            tot = tot + rows[k] * float(k + 1)
+        return torch.stack(rows) * tot
+
+
+class ListInsideBranch(torch.nn.Module):
+    """A list made inside one branch and appended to in a loop there: it stays inside the branch."""
+
+    def forward(self, x):
+        if bool(x.sum() > 0):
+            parts: List[torch.Tensor] = []
+            for i in range(x.size(0)):
+                parts.append(x[i] * float(i + 1))
+            y = torch.stack(parts)
+        else:
+            y = x - 1.0
+        return y
+
+
+class EarlyReturnInLoop(torch.nn.Module):
+    """return from inside a loop: the first row whose sum passes a threshold, else the last."""
+
+    def forward(self, x):
+        for i in range(x.size(0)):
+            if bool(x[i].sum() > 1.0):
+                return x[i] * 2.0
+        return x[-1] - 1.0
+
+
+class LoopCarriesList(torch.nn.Module):
+    """A list reassigned in a loop (outs = outs + [y]) is loop-carried: a sequence."""
+
+    def forward(self, x):
+        outs: List[torch.Tensor] = [x]
+        for i in range(x.size(0)):
+            outs = outs + [x * i]
+        return torch.cat(outs)
+
+
+class IntListInLoop(torch.nn.Module):
+    """A List[int] appended to in a data-dependent loop: not a sequence; refused, never folded."""
+
+    def forward(self, x):
+        keep: List[int] = []
+        for i in range(x.size(0)):
+            if bool(x[i].sum() > 0):
+                keep.append(i)
+        return x[torch.tensor(keep, dtype=torch.long)]
+
+
+class ReturnsGrowingList(torch.nn.Module):
+    """A list built in a data-dependent loop, returned as is: no plain-tensor form."""
+
+    def forward(self, x) -> List[torch.Tensor]:
+        outs: List[torch.Tensor] = []
+        while len(outs) < 5 and bool(x.sum() > 0):
+            x = x - 1.0
+            outs.append(x)
+        return outs
+
+
+
 @torch.jit.script
 def scripted_function(x, k: int):
     if k > 2:
@@ -213,6 +440,28 @@ def scripted_function(x, k: int):
 
 def T(*shape, fill="randn", seed=0):
     return {"tensor": {"shape": list(shape), "dtype": "float32", "fill": fill, "seed": seed}}
+
+
+ARRAYS = {}
+
+
+def A(name, t):
+    """An input read from NAME.npy, written next to the fixtures (values chosen to take a path)."""
+    ARRAYS[name] = t.float().numpy()
+    return {"tensor": {"fill": {"npy": "@" + name}}}
+
+
+def R(name, *shape, scale=1.0, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return A(name, torch.randn(*shape, generator=g) * scale)
+
+
+NMS_BOXES = torch.tensor([[0, 0, 10, 10], [1, 1, 11, 11], [20, 20, 30, 30], [0, 0, 9, 9], [21, 21, 29, 31.]])
+NMS_RANDOM = torch.rand(12, 2, generator=torch.Generator().manual_seed(3)).repeat(1, 2) * 20 + torch.tensor([0, 0, 6., 6])
+
+# Lists built in loops (ONNX sequences): exported at opsets 11, 13 and 17 from the first input set,
+# verified on every set (other loop counts: the EOS hit at once or never, other box counts).
+LIST_OPSETS = [11, 13, 17]
 
 
 CASES = [
@@ -242,8 +491,49 @@ CASES = [
     # Script exports that fail (the code the error must have); trace mode exports them.
     ("raises_on_data", RaisesOnData(), [[T(2, 3)]], {}, [], [], "unsupported-form"),
     ("if_may_give_none", IfMayGiveNone(), [[T(2, 3)]], {}, [], [], "unsupported-form"),
-    ("if_gives_list", IfGivesList(), [[T(2, 3)]], {}, [], [], "unsupported-form"),
-    ("loop_carries_list", LoopCarriesList(), [[T(2, 3)]], {"x": [0]}, [], [], "unsupported-form"),
+    ("if_gives_list", IfGivesList(), [[T(2, 3)]], {}, [], [], "unsupported-output"),
+    ("returns_growing_list", ReturnsGrowingList(), [[T(2, 3, fill="ones")]], {"x": [0]}, [], [], "unsupported-output"),
+    ("int_list_in_loop", IntListInLoop(), [[T(4, 3)]], {"x": [0]}, [], [], "unsupported-form"),
+]
+
+# name, module factory (called after seeding), input names, input sets, dynamic axes, expected ONNX ops
+# (of the main graph, not the loop bodies), output dtypes
+LIST_CASES = [
+    # eos=0: 1, 2, 4, 3, 10 and 10 steps (the last two never see EOS)
+    ("greedy_decoder", lambda: GreedyDecoder(0), ["h"],
+     [[R("gd0", 2, 12, seed=0)], [R("gd1", 2, 12, seed=3, scale=2.0)], [A("gd2", torch.ones(2, 12) * 2)],
+      [A("gd3", -torch.ones(2, 12) * 2)], [R("gd4", 4, 12, seed=2)], [R("gd5", 3, 12, seed=3, scale=3.0)]],
+     {"h": [0]}, ["Loop", "SequenceEmpty", "ConcatFromSequence"], ["int64"]),
+    ("beam_search", lambda: BeamSearch(eos=0), ["h"],
+     [[R("bs0", 1, 10, seed=0)], [R("bs1", 1, 10, seed=1, scale=3.0)], [A("bs2", torch.zeros(1, 10))],
+      [A("bs3", -torch.ones(1, 10) * 2)], [A("bs4", torch.ones(1, 10) * 2)]],
+     {}, ["Loop", "SequenceEmpty", "ConcatFromSequence"], ["int64", "float32"]),
+    ("nms_loop", lambda: Nms(), ["boxes", "scores"],
+     [[A("nms_b0", NMS_BOXES), A("nms_s0", torch.tensor([.9, .8, .7, .6, .95]))],
+      [A("nms_b1", NMS_BOXES[:1]), A("nms_s1", torch.tensor([.5]))],
+      [A("nms_b2", NMS_RANDOM), A("nms_s2", torch.rand(12, generator=torch.Generator().manual_seed(4)))],
+      [A("nms_b3", NMS_BOXES[[0, 1, 3]]), A("nms_s3", torch.tensor([.1, .2, .3]))]],
+     {"boxes": [0], "scores": [0]}, ["Loop", "SequenceEmpty", "ConcatFromSequence"], ["int64"]),
+    ("refine_loop", lambda: Refine(), ["b"],
+     [[R("rf0", 3, 4, seed=0)], [A("rf1", torch.zeros(2, 4))], [R("rf2", 5, 4, seed=2, scale=10.0)]],
+     {"b": [0]}, ["Loop", "ConcatFromSequence"], ["float32", "float32", "int64"]),
+    ("decode_dict", lambda: DecodeDict(), ["h"],
+     [[R("dd0", 2, 5, seed=0)], [A("dd1", torch.zeros(3, 5))], [A("dd2", torch.ones(2, 5) * 3)]],
+     {"h": [0]}, ["Loop", "SequenceLength"], ["float32", "int64", "float32"]),
+    ("features_and_state", lambda: FeaturesAndState(), ["x"],
+     [[R("fs0", 2, 4, seed=0, scale=3.0)], [A("fs1", torch.zeros(3, 4))], [R("fs2", 4, 4, seed=2, scale=10.0)]],
+     {"x": [0]}, ["Loop"], ["float32"] * 4),
+    ("list_ops_in_loops", lambda: ListOpsInLoops(), ["x"],
+     [[R("lo0", 3, 4, seed=0)], [R("lo1", 6, 2, seed=1)], [R("lo2", 1, 5, seed=2)], [R("lo3", 5, 3, seed=3)]],
+     {"x": [0, 1]}, ["Loop", "SequenceErase", "SequenceInsert"]),
+    ("early_return_in_loop", lambda: EarlyReturnInLoop(), ["x"],
+     [[R("er0", 3, 4, seed=0)], [A("er1", torch.zeros(2, 4))], [A("er2", torch.ones(4, 4))]],
+     {"x": [0]}, ["Loop"]),
+    ("list_inside_branch", lambda: ListInsideBranch(), ["x"],
+     [[A("lb0", torch.ones(3, 2))], [A("lb1", -torch.ones(2, 2))], [A("lb2", torch.ones(5, 2) * 0.5)]],
+     {"x": [0]}, ["If"]),
+    ("loop_carries_list", lambda: LoopCarriesList(), ["x"], [[R("lc0", 2, 3, seed=0)], [R("lc1", 4, 3, seed=1)]],
+     {"x": [0]}, ["Loop", "ConcatFromSequence"]),
 ]
 
 
@@ -257,6 +547,26 @@ def main():
         s.save(os.path.join(out, name + ".pt"))
         rows.append({"name": name, "model": name + ".pt", "input_sets": input_sets, "dynamic": dynamic, "ops": ops,
                      "out_dtypes": rest[0] if rest else [], "script_error": rest[1] if len(rest) > 1 else ""})
+    import numpy
+    for name, a in ARRAYS.items():
+        numpy.save(os.path.join(out, name + ".npy"), a)
+
+    def resolve(j):
+        if isinstance(j, dict):
+            return {k: resolve(v) for k, v in j.items()}
+        if isinstance(j, list):
+            return [resolve(v) for v in j]
+        if isinstance(j, str) and j.startswith("@"):
+            return os.path.join(os.path.abspath(out), j[1:] + ".npy")
+        return j
+
+    for name, factory, input_names, input_sets, dynamic, ops, *rest in LIST_CASES:
+        torch.manual_seed(0)
+        module = factory().eval()
+        torch.jit.script(module).save(os.path.join(out, name + ".pt"))
+        rows.append({"name": name, "model": name + ".pt", "input_sets": resolve(input_sets), "dynamic": dynamic,
+                     "ops": ops, "out_dtypes": rest[0] if rest else [], "script_error": "",
+                     "input_names": input_names, "opsets": LIST_OPSETS})
     # Models for the error tests only (test_control.cpp names them).
     torch.jit.script(DictLookup()).save(os.path.join(out, "dict_lookup.pt"))
     with open(os.path.join(out, "manifest.json"), "w") as f:

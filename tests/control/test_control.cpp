@@ -28,6 +28,7 @@ struct ControlCase {
   std::vector<std::string> ops;
   std::vector<std::string> out_dtypes;  // when given: the outputs' dtypes, in order
   std::string script_error;             // when given: the script export fails with this code
+  std::vector<std::string> input_names{"x"};
   int opset = 11;
   GraphMode mode = GraphMode::Script;
 };
@@ -43,7 +44,9 @@ std::vector<ControlCase> loadCases() {
   std::ifstream f(fs::path(OXPORT_CONTROL_DIR) / "manifest.json");
   if (!f) return out;
   for (const auto& row : nlohmann::json::parse(f)) {
-    for (int opset : {11, 13}) {
+    std::vector<int> opsets{11, 13};
+    if (row.contains("opsets")) opsets = row["opsets"].get<std::vector<int>>();
+    for (int opset : opsets) {
       for (GraphMode mode : {GraphMode::Script, GraphMode::Trace}) {
         ControlCase c;
         c.name = row["name"];
@@ -53,6 +56,7 @@ std::vector<ControlCase> loadCases() {
         c.ops = row["ops"].get<std::vector<std::string>>();
         c.out_dtypes = row["out_dtypes"].get<std::vector<std::string>>();
         c.script_error = row["script_error"];
+        if (row.contains("input_names")) c.input_names = row["input_names"].get<std::vector<std::string>>();
         c.opset = opset;
         c.mode = mode;
         out.push_back(c);
@@ -71,7 +75,7 @@ OnnxRuntime& runtime() {
 }
 
 ExportOptions optionsFor(const ControlCase& c, const nlohmann::json& args) {
-  nlohmann::json preset = {{"args", args}, {"input_names", {"x"}}, {"dynamic_axes", c.dynamic},
+  nlohmann::json preset = {{"args", args}, {"input_names", c.input_names}, {"dynamic_axes", c.dynamic},
                            {"opset_version", c.opset}, {"graph_mode", graphModeName(c.mode)}};
   auto p = parsePreset(preset.dump());
   EXPECT_TRUE(p.ok()) << (p.ok() ? "" : p.error().message());
@@ -208,7 +212,8 @@ TEST(ControlFlowTrace, OtherBranchIsNotInTheFile) {
   EXPECT_FALSE(differs->passed) << "the else-branch input matched a file traced through the then-branch";
 }
 
-// None and lists cannot leave an ONNX If or Loop: the error says which output and what to do.
+// None cannot leave an ONNX If; a list whose length depends on the inputs (a sequence) cannot be
+// a plain output: the error says which value and what to do.
 TEST(ControlFlowErrors, NoneOrListLeavingControlFlowSaysWhatToDo) {
   struct Want {
     const char* model;
@@ -217,10 +222,10 @@ TEST(ControlFlowErrors, NoneOrListLeavingControlFlowSaysWhatToDo) {
   };
   for (const Want& w : {Want{"if_may_give_none.pt", "output 0 of the else-branch of prim::If is a None",
                              "torch.zeros instead of None"},
-                        Want{"if_gives_list.pt", "of prim::If is a Tensor[]", "torch.stack or torch.cat"},
-                        Want{"loop_carries_list.pt", "is a Tensor[], which has no ONNX form (only tensors and "
-                                                     "numbers are carried)",
-                             "torch.stack or torch.cat"}}) {
+                        Want{"if_gives_list.pt", "returns list %r, whose length depends on the inputs",
+                             "return torch.stack(list)"},
+                        Want{"returns_growing_list.pt", "returns list %outs",
+                             "return torch.stack(list)"}}) {
     auto model = Model::load(fs::path(OXPORT_CONTROL_DIR) / w.model);
     ASSERT_TRUE(model.ok()) << model.error().message();
     ExportOptions options;
@@ -331,6 +336,22 @@ TEST(ControlFlowErrors, OpsetBelow11) {
   auto r = model->exportOnnx(options, OutputTarget::toStream(sink));
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().first().code, "opset-too-old");
+}
+
+// A list built in a loop is an ONNX sequence, which needs opset 11 too.
+TEST(ControlFlowErrors, ListInLoopBelowOpset11) {
+  auto model = Model::load(fs::path(OXPORT_CONTROL_DIR) / "greedy_decoder.pt");
+  ASSERT_TRUE(model.ok()) << model.error().message();
+  ExportOptions options;
+  options.opset_version = 10;
+  options.args = {ArgValue::tensor(TensorSpec{{2, 12}})};
+  std::ostringstream sink;
+  auto r = model->exportOnnx(options, OutputTarget::toStream(sink));
+  ASSERT_FALSE(r.ok());
+  const Diagnostic& d = r.error().first();
+  EXPECT_EQ(d.code, "opset-too-old") << d.toString();
+  EXPECT_NE(d.message.find("needs opset 11"), std::string::npos) << d.message;
+  EXPECT_GT(d.location.line, 0) << d.toString();
 }
 
 }  // namespace

@@ -122,6 +122,14 @@ Result<std::vector<double>> Context::constDoubles(const Value* v) const {
 }
 
 Result<std::vector<const Value*>> Context::listElements(const Value* v) {
+  if (auto it = list_values_.find(v); it != list_values_.end()) return it->second;
+  if (isSequence(v))
+    return error("unsupported-form",
+                 "list %" + v->name + " has a length that depends on the inputs (it is built in a loop or an if: "
+                 "an ONNX sequence), and " + (current_ ? current_->kind : std::string("this op")) +
+                 " needs its elements one by one",
+                 "torch.stack or torch.cat the list, index it, or take len() of it; build a list that this op reads "
+                 "outside the loop");
   if (v->producer && (v->producer->kind == "prim::ListConstruct" || v->producer->kind == "prim::TupleConstruct"))
     return std::vector<const Value*>(v->producer->inputs.begin(), v->producer->inputs.end());
   if (v->producer && v->producer->kind == "aten::add" && v->type == ts::ValueType::List &&
@@ -436,17 +444,38 @@ std::vector<std::string> Context::split(const std::string& x, int64_t axis, cons
   return emit("Split", {x}, n, {attrInt("axis", axis), attrInts("split", sizes)});
 }
 
-void Context::pushGraph(onnx_ir::Graph* g) { targets_.push_back(Target{g, names_, lists_}); }
+void Context::pushGraph(onnx_ir::Graph* g) { targets_.push_back(Target{g, names_, lists_, list_values_}); }
 
 void Context::popGraph() {
   names_ = std::move(targets_.back().names);
   lists_ = std::move(targets_.back().lists);
+  list_values_ = std::move(targets_.back().list_values);
   targets_.pop_back();
 }
 
 void Context::bind(const Value* v, const std::string& onnx_name) { names_[v] = onnx_name; }
 void Context::bindList(const Value* v, std::vector<std::string> names) { lists_[v] = std::move(names); }
-bool Context::isBound(const Value* v) const { return names_.count(v) || lists_.count(v); }
+bool Context::isBound(const Value* v) const { return names_.count(v) || lists_.count(v) || list_values_.count(v); }
+
+void Context::bindListValues(const Value* v, std::vector<const Value*> elems) { list_values_[v] = std::move(elems); }
+
+void Context::bindSequence(const Value* v, const std::string& onnx_name) {
+  names_[v] = onnx_name;
+  sequences_[v] = true;
+}
+
+bool Context::isSequence(const Value* v) const { return sequences_.count(v) && names_.count(v); }
+
+Result<std::string> Context::sequence(const Value* v, DType elem) {
+  if (isSequence(v)) return names_.at(v);
+  if (settings_.opset < 11) return needsOpset(11, "a list built in a loop or an if (an ONNX sequence)");
+  OXPORT_ASSIGN(auto elems, tensorList(v));
+  if (elems.empty()) {
+    onnx_ir::Attribute a = attrInt("dtype", onnxDataType(elem));
+    return emit1("SequenceEmpty", {}, {a});
+  }
+  return emit1("SequenceConstruct", elems);
+}
 std::optional<std::string> Context::boundName(const Value* v) const {
   auto it = names_.find(v);
   if (it == names_.end()) return std::nullopt;

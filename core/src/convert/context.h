@@ -116,6 +116,14 @@ class Context {
   void bind(const Value* v, const std::string& onnx_name);
   void bindList(const Value* v, std::vector<std::string> names);
   bool isBound(const Value* v) const;
+  // A list whose elements are known values (a list of static length built by append, insert ...).
+  void bindListValues(const Value* v, std::vector<const Value*> elems);
+  // A list as an ONNX sequence (its length depends on the inputs: built in a Loop or an If).
+  void bindSequence(const Value* v, const std::string& onnx_name);
+  bool isSequence(const Value* v) const;
+  // The ONNX sequence holding list `v`: its binding, or one made here from its elements
+  // (SequenceConstruct, or SequenceEmpty of `elem` when it has none). Needs opset 11.
+  Result<std::string> sequence(const Value* v, DType elem);
   std::optional<std::string> boundName(const Value* v) const;
 
   // ---- emitting into a subgraph (If branches, Loop bodies)
@@ -170,7 +178,10 @@ class Context {
     onnx_ir::Graph* graph;
     std::unordered_map<const Value*, std::string> names;  // bindings before the push
     std::unordered_map<const Value*, std::vector<std::string>> lists;
+    std::unordered_map<const Value*, std::vector<const Value*>> list_values;
   };
+  std::unordered_map<const Value*, std::vector<const Value*>> list_values_;
+  std::unordered_map<const Value*, bool> sequences_;
   std::vector<Target> targets_;
 };
 

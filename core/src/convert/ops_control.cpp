@@ -7,6 +7,7 @@
 
 #include "convert/driver.h"
 #include "convert/registry.h"
+#include "convert/sequence.h"
 #include "convert/util.h"
 
 namespace oxport::convert {
@@ -56,6 +57,14 @@ std::string fixFor(const Value* v) {
 Result<std::string> subgraphOutput(Context& ctx, onnx_ir::Graph& g, const Value* v, const Node& owner,
                                    const std::string& what, std::optional<DType> as = std::nullopt) {
   auto dt = onnxDTypeOf(v);
+  if (!dt && as && v->isNone() && v->isConstant()) {
+    // prim::Uninitialized, folded: the value of a path that returned early, never read.
+    onnx_ir::ValueInfo vi;
+    vi.name = ctx.emit1("Identity", {ctx.constScalar(0, *as)});
+    vi.dtype = *as;
+    g.outputs.push_back(vi);
+    return vi.name;
+  }
   if (!dt)
     return ctx.error("unsupported-form",
                      what + " of " + owner.kind + " is a " + v->typeString() +
@@ -102,6 +111,16 @@ Status convertIf(Context& ctx, const Node& n) {
     if (s.ok()) {
       ctx.setCurrent(&n);
       for (size_t i = 0; i < b.outputs.size() && s.ok(); ++i) {
+        if (isTensorList(n.output(i))) {
+          // A list of tensors leaves the If as a sequence (its length may differ between branches).
+          const Value* o0 = n.blocks[0]->outputs[i];
+          const Value* o1 = n.blocks[1]->outputs[i];
+          if (packListsAtBoundaries(ctx)) s = checkPackable(ctx, n.output(i), {o0, o1});
+          if (!s.ok()) break;
+          auto r = sequenceSubgraphOutput(ctx, *g, b.outputs[i], listElemDType(n.output(i), {o0, o1}));
+          if (!r.ok()) s = r.error();
+          continue;
+        }
         // Both branches give the If's output dtype (TorchScript unified their types).
         auto want = onnxDTypeOf(n.output(i));
         auto r = subgraphOutput(ctx, *g, b.outputs[i], n,
@@ -119,7 +138,11 @@ Status convertIf(Context& ctx, const Node& n) {
   attrs.push_back(Attribute{"then_branch", branches[0]});
   attrs.push_back(Attribute{"else_branch", branches[1]});
   auto outs = ctx.emit("If", {cond}, static_cast<int>(n.outputs.size()), std::move(attrs));
-  for (size_t i = 0; i < n.outputs.size(); ++i) ctx.bind(n.output(i), outs[i]);
+  for (size_t i = 0; i < n.outputs.size(); ++i) {
+    if (isTensorList(n.output(i)))
+      ctx.bindSequence(n.output(i), packListsAtBoundaries(ctx) ? unpackList(ctx, outs[i]) : outs[i]);
+    else ctx.bind(n.output(i), outs[i]);
+  }
   return okStatus();
 }
 
@@ -133,9 +156,35 @@ Status convertLoop(Context& ctx, const Node& n) {
   OXPORT_ASSIGN(std::string cond, ctx.tensorOfType(n.input(1), DType::Bool));
   std::vector<std::string> inputs{trip, cond};
   std::vector<DType> carried_types;
+  std::vector<bool> carried_seq;
   for (size_t k = 2; k < n.inputs.size(); ++k) {
     const Value* v = n.input(k);
+    if (isTensorList(v) || isTensorList(n.output(k - 2)) || isTensorList(b.inputs.at(k - 1))) {
+      // A list of tensors (appended to in the loop) is carried as a sequence (packed below opset 13).
+      DType elem = listElemDType(v, {n.output(k - 2), b.inputs.at(k - 1), b.outputs.at(k - 1)});
+      OXPORT_ASSIGN(std::string seq, ctx.sequence(v, elem));
+      if (packListsAtBoundaries(ctx)) {
+        OXPORT_TRY(checkPackable(ctx, n.output(k - 2), {v, b.outputs.at(k - 1)}));
+        seq = packList(ctx, seq, elem);
+      }
+      inputs.push_back(seq);
+      carried_types.push_back(elem);
+      carried_seq.push_back(true);
+      continue;
+    }
     auto dt = onnxDTypeOf(v);
+    if (!dt && v->isNone() && v->isConstant()) {
+      // prim::Uninitialized, folded (the result of a return inside the loop before it happens):
+      // a placeholder of the type the loop gives it.
+      dt = onnxDTypeOf(n.output(k - 2));
+      if (!dt) dt = onnxDTypeOf(b.inputs.at(k - 1));
+      if (dt) {
+        inputs.push_back(ctx.constScalar(0, *dt));
+        carried_types.push_back(*dt);
+        carried_seq.push_back(false);
+        continue;
+      }
+    }
     if (!dt)
       return ctx.error("unsupported-form",
                        "loop-carried value %" + v->name + " is a " + v->typeString() +
@@ -144,6 +193,7 @@ Status convertLoop(Context& ctx, const Node& n) {
     OXPORT_ASSIGN(std::string s, ctx.tensor(v));
     inputs.push_back(s);
     carried_types.push_back(*dt);
+    carried_seq.push_back(false);
   }
 
   auto g = std::make_shared<onnx_ir::Graph>();
@@ -162,6 +212,13 @@ Status convertLoop(Context& ctx, const Node& n) {
   ctx.bind(b.inputs.at(0), iter);
   for (size_t k = 0; k + 1 < b.inputs.size(); ++k) {
     const Value* bv = b.inputs[k + 1];
+    if (carried_seq.at(k)) {
+      std::string name = scalarInput(bv->name.empty() ? "loop_list" : bv->name, carried_types.at(k), false);
+      if (packListsAtBoundaries(ctx)) name = unpackList(ctx, name);
+      else g->inputs.back().sequence = true;
+      ctx.bindSequence(bv, name);
+      continue;
+    }
     bool scalar = bv->type != ts::ValueType::Tensor;
     ctx.bind(bv, scalarInput(bv->name.empty() ? "loop_carried" : bv->name, carried_types.at(k), scalar));
   }
@@ -171,6 +228,11 @@ Status convertLoop(Context& ctx, const Node& n) {
     auto r = subgraphOutput(ctx, *g, b.outputs.at(0), n, "the loop condition", DType::Bool);
     if (!r.ok()) s = r.error();
     for (size_t k = 1; k < b.outputs.size() && s.ok(); ++k) {
+      if (carried_seq.at(k - 1)) {
+        auto rs = sequenceSubgraphOutput(ctx, *g, b.outputs[k], carried_types.at(k - 1));
+        if (!rs.ok()) s = rs.error();
+        continue;
+      }
       auto ro = subgraphOutput(ctx, *g, b.outputs[k], n, "loop-carried value " + std::to_string(k - 1),
                                carried_types.at(k - 1));
       if (!ro.ok()) s = ro.error();
@@ -182,7 +244,11 @@ Status convertLoop(Context& ctx, const Node& n) {
   std::vector<Attribute> attrs;
   attrs.push_back(Attribute{"body", g});
   auto outs = ctx.emit("Loop", inputs, static_cast<int>(n.outputs.size()), std::move(attrs));
-  for (size_t i = 0; i < n.outputs.size(); ++i) ctx.bind(n.output(i), outs[i]);
+  for (size_t i = 0; i < n.outputs.size(); ++i) {
+    if (carried_seq.at(i))
+      ctx.bindSequence(n.output(i), packListsAtBoundaries(ctx) ? unpackList(ctx, outs[i]) : outs[i]);
+    else ctx.bind(n.output(i), outs[i]);
+  }
   return okStatus();
 }
 
@@ -200,11 +266,39 @@ Status convertRaise(Context& ctx, const Node& n) {
 
 // Values that only exist on a path that returns or raises early; never read.
 Status convertUninitialized(Context& ctx, const Node& n) {
+  if (isTensorList(n.output(0))) {
+    ctx.bindListValues(n.output(0), {});
+    return okStatus();
+  }
   DType dt = n.output(0)->type == ts::ValueType::Tensor ? n.output(0)->meta.dtype
              : n.output(0)->type == ts::ValueType::Float ? DType::Float32
              : n.output(0)->type == ts::ValueType::Bool  ? DType::Bool
                                                          : DType::Int64;
   return bindOut(ctx, n, ctx.constScalar(0, dt));
+}
+
+// aten::__range_length(lo, hi, step): the trip count of `for i in range(lo, hi, step)`, 0 when
+// the range is empty: max(0, ceil((hi - lo) / step)) with the sign of step.
+Status convertRangeLength(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(std::string lo, ctx.tensorOfType(n.input(0), DType::Int64));
+  OXPORT_ASSIGN(std::string hi, ctx.tensorOfType(n.input(1), DType::Int64));
+  OXPORT_ASSIGN(int64_t step, ctx.constInt(n.input(2)));
+  if (step == 0) return ctx.error("bad-argument", "range() step must not be zero");
+  const int64_t mag = step > 0 ? step : -step;
+  std::string span = step > 0 ? ctx.emit1("Sub", {hi, lo}) : ctx.emit1("Sub", {lo, hi});
+  // Integer Div truncates; for span <= 0 the result is <= 0 and the Where makes it 0.
+  std::string q = ctx.emit1("Div", {ctx.emit1("Add", {span, ctx.constInt64s({mag - 1}, true)}),
+                                     ctx.constInt64s({mag}, true)});
+  std::string zero = ctx.constInt64s({0}, true);  // Max takes int64 from opset 12 only
+  return bindOut(ctx, n, ctx.emit1("Where", {ctx.emit1("Less", {q, zero}), zero, q}));
+}
+
+// aten::__derive_index(index, start, step) = start + index * step: the loop variable of a range.
+Status convertDeriveIndex(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(std::string i, ctx.tensorOfType(n.input(0), DType::Int64));
+  OXPORT_ASSIGN(std::string start, ctx.tensorOfType(n.input(1), DType::Int64));
+  OXPORT_ASSIGN(std::string step, ctx.tensorOfType(n.input(2), DType::Int64));
+  return bindOut(ctx, n, ctx.emit1("Add", {start, ctx.emit1("Mul", {i, step})}));
 }
 
 }  // namespace
@@ -214,6 +308,8 @@ void registerControlOps(Registry& r) {
   r.add("prim::Loop", convertLoop);
   r.add("prim::RaiseException", convertRaise);
   r.add("prim::Uninitialized", convertUninitialized);
+  r.add("aten::__range_length", convertRangeLength);
+  r.add("aten::__derive_index", convertDeriveIndex);
 }
 
 }  // namespace oxport::convert

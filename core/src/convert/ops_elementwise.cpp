@@ -1,6 +1,7 @@
 // Elementwise arithmetic, math functions, comparisons, logic, clamp and where.
 // Type promotion follows the example run: inputs are cast to the dtype PyTorch produced.
 #include "convert/registry.h"
+#include "convert/sequence.h"
 #include "convert/util.h"
 
 namespace oxport::convert {
@@ -15,6 +16,22 @@ Status listConcat(Context& ctx, const Node& n) {
     OXPORT_ASSIGN(std::string a, ctx.intsTensor(n.input(0)));
     OXPORT_ASSIGN(std::string b, ctx.intsTensor(n.input(1)));
     return bindOut(ctx, n, ctx.emit1("Concat", {a, b}, {attrInt("axis", 0)}));
+  }
+  if (elem == ts::ValueType::Tensor && (ctx.isSequence(n.input(0)) || ctx.isSequence(n.input(1)))) {
+    // A list built in a loop (outs = outs + [y]): the right side's tensors inserted one by one.
+    if (ctx.isSequence(n.input(1)))
+      return ctx.error("unsupported-form",
+                       "joining list %" + n.input(0)->name + " with list %" + n.input(1)->name +
+                           ", whose length depends on the inputs, has no ONNX form here",
+                       "append the tensors one by one, or put the new list first");
+    OXPORT_ASSIGN(std::string seq, ctx.sequence(n.input(0), listElemDType(n.input(0), {n.input(1)})));
+    OXPORT_ASSIGN(auto b, ctx.listElements(n.input(1)));
+    for (const Value* e : b) {
+      OXPORT_ASSIGN(std::string t, ctx.tensor(e));
+      seq = ctx.emit1("SequenceInsert", {seq, t});
+    }
+    ctx.bindSequence(n.output(0), seq);
+    return okStatus();
   }
   if (elem == ts::ValueType::Tensor) {
     OXPORT_ASSIGN(auto a, ctx.tensorList(n.input(0)));

@@ -1,5 +1,6 @@
 // Structural ops (prim:: list/tuple plumbing, number <-> tensor), identities and casts, dropout.
 #include "convert/registry.h"
+#include "convert/sequence.h"
 #include "convert/util.h"
 
 namespace oxport::convert {
@@ -12,6 +13,12 @@ Status convertConstruct(Context&, const Node&) { return okStatus(); }
 // ListUnpack/TupleUnpack: from a constructed list, a bound list (split), or a 1-D int tensor (size()).
 Status convertUnpack(Context& ctx, const Node& n) {
   const Value* list = n.input(0);
+  if (ctx.isSequence(list)) {
+    // a, b = l with l built in a loop: one SequenceAt per name.
+    for (size_t i = 0; i < n.outputs.size(); ++i)
+      ctx.bind(n.output(i), ctx.emit1("SequenceAt", {*ctx.boundName(list), ctx.constInt64s({static_cast<int64_t>(i)}, true)}));
+    return okStatus();
+  }
   if (auto name = ctx.boundName(list)) {
     // A 1-D tensor (e.g. size() of a tensor): one Gather per element.
     for (size_t i = 0; i < n.outputs.size(); ++i)
@@ -49,6 +56,12 @@ Status convertGetItem(Context& ctx, const Node& n) {
                      "keep the tensors in variables (or a list indexed by constants) inside forward(); returning a "
                      "dict of tensors is fine");
   const Value* list = n.input(0);
+  if (isTensorList(list) && (ctx.isSequence(list) || !ctx.maybeInt(n.input(1)))) {
+    // l[i] of a list built in a loop, or at an index that depends on the inputs: SequenceAt.
+    OXPORT_ASSIGN(std::string seq, ctx.sequence(list, listElemDType(list)));
+    OXPORT_ASSIGN(std::string i, ctx.tensorOfType(n.input(1), DType::Int64));
+    return bindOut(ctx, n, ctx.emit1("SequenceAt", {seq, i}));
+  }
   OXPORT_ASSIGN(int64_t idx, ctx.constInt(n.input(1)));
   if (auto name = ctx.boundName(list)) {
     return bindOut(ctx, n, ctx.emit1("Gather", {*name, ctx.constInt64s({idx}, true)}, {attrInt("axis", 0)}));

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "convert/registry.h"
+#include "convert/sequence.h"
 #include "convert/util.h"
 
 namespace oxport::convert {
@@ -133,6 +134,10 @@ Status convertSqueeze(Context& ctx, const Node& n) {
 // does (its legacy placeholder). Between 1-d tensors an empty one stays: its size may only have
 // been 0 in the example run (a detector's boxes for an image without any), and Concat takes it.
 Status convertCat(Context& ctx, const Node& n) {
+  if (ctx.isSequence(n.input(0))) {
+    OXPORT_ASSIGN(int64_t d, ctx.constInt(n.input(1)));
+    return concatSequence(ctx, n, d, false);
+  }
   OXPORT_ASSIGN(auto elems, ctx.listElements(n.input(0)));
   OXPORT_ASSIGN(int64_t dim, ctx.constInt(n.input(1)));
   std::vector<std::string> parts;
@@ -152,6 +157,10 @@ Status convertCat(Context& ctx, const Node& n) {
 }
 
 Status convertStack(Context& ctx, const Node& n) {
+  if (ctx.isSequence(n.input(0))) {
+    OXPORT_ASSIGN(int64_t d, ctx.constInt(n.input(1)));
+    return concatSequence(ctx, n, d, true);
+  }
   OXPORT_ASSIGN(auto elems, ctx.listElements(n.input(0)));
   OXPORT_ASSIGN(int64_t dim, ctx.constInt(n.input(1)));
   const int rank = elems.empty() ? 0 : ctx.rank(elems[0]);
@@ -216,6 +225,7 @@ Status convertUnbind(Context& ctx, const Node& n) {
 // inputs (`x.shape[1:]` in a scripted model): such a list is a 1-D int64 tensor, sliced on axis 0.
 Status convertSlice(Context& ctx, const Node& n) {
   const bool list_form = n.inputs.size() == 4;
+  if (list_form && isTensorList(n.input(0))) return sliceTensorList(ctx, n);
   if (list_form && n.input(0)->elem_type != ts::ValueType::Int)
     return ctx.error("unsupported-form",
                      "slicing a " + n.input(0)->typeString() +
@@ -672,6 +682,10 @@ Status convertLen(Context& ctx, const Node& n) {
     // An int list computed at run time (`y.shape[2:]`): its length is the 1-D tensor's size.
     OXPORT_ASSIGN(std::string l, ctx.intsTensor(v));
     return bindOut(ctx, n, ctx.reshape(ctx.emit1("Size", {l}), {}));
+  }
+  if (ctx.isSequence(v)) {
+    OXPORT_ASSIGN(std::string seq, ctx.tensor(v));
+    return bindOut(ctx, n, ctx.emit1("SequenceLength", {seq}));
   }
   OXPORT_ASSIGN(auto names, ctx.tensorList(v));
   return bindOut(ctx, n, ctx.constInt64s({static_cast<int64_t>(names.size())}, true));

@@ -63,7 +63,7 @@ const Registry& builtinRegistry() {
         {"rnn", registerRnnOps},               {"attention", registerAttentionOps},
         {"quant", registerQuantOps},           {"control", registerControlOps},
         {"linalg", registerLinalgOps},         {"loss", registerLossOps},
-        {"vision", registerVisionOps},
+        {"vision", registerVisionOps},         {"sequence", registerSequenceOps},
     };
     for (const auto& f : families) {
       r.setFamily(f.name);

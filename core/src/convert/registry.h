@@ -57,6 +57,7 @@ void registerIndexOps(Registry& r);    // ops_index.cpp
 void registerResizeOps(Registry& r);   // ops_resize.cpp: padding and upsampling
 void registerReduceOps(Registry& r);
 void registerQuantOps(Registry& r);    // ops_quant.cpp: fake quantization (QAT), quantize/dequantize
+void registerSequenceOps(Registry& r);  // ops_sequence.cpp: lists mutated in loops as ONNX sequences
 void registerControlOps(Registry& r);  // ops_control.cpp: prim::If / prim::Loop of scripted models
 void registerMathOps(Registry& r);  // ops_math.cpp: fused arithmetic, modulo, logs, distances, small linalg
 void registerSortOps(Registry& r);  // ops_sort.cpp: sort, argsort, topk, bucketize

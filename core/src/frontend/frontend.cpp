@@ -19,6 +19,7 @@
 
 #include "pipeline/model_impl.h"
 #include "frontend/pass_export_constants.h"
+#include "frontend/pass_list_mutation.h"
 #include "frontend/pass_view_writes.h"
 #include "frontend/weight_views.h"
 #include "frontend/shape_asserts.h"
@@ -517,6 +518,9 @@ class Frontend {
       // Mutation that cannot be removed safely is executed as is by the example run.
     }
     jit::EliminateDeadCode(graph_);
+    // outs.append(t) in a loop: a new version of the list each time, carried by the loop (an ONNX
+    // sequence). After the passes above, which need every node to have an operator.
+    functionalizeListMutation(*graph_);
     if (cancel_.cancelled()) return Error("cancelled", "the export was cancelled");
     report(Phase::Trace, 0.0, "running the model on the example inputs");
     OXPORT_TRY(exampleRunMetaFirst());
@@ -1033,7 +1037,35 @@ class Frontend {
       }
     }
     for (auto* o : n->outputs()) recordMeta(o);
+    // A list changed in place inside a loop or an if with values that depend on the inputs (one
+    // pass_list_mutation.h left as is: not a list of tensors, or stored elsewhere too) has no ONNX
+    // form, and folding it would write the example run's contents into the file. (Straight-line
+    // appends of sizes keep the example's values, as before.)
+    if (!all_static && !n->inputs().empty() && n->input(0)->type()->kind() == c10::TypeKind::ListType &&
+        n->owningBlock() != graph_->block() && isInPlaceListOp(n)) {
+      const bool tensors = n->input(0)->type()->cast<c10::ListType>()->getElementType()->kind() ==
+                           c10::TypeKind::TensorType;
+      return nodeError(n, "unsupported-form",
+                       std::string(n->kind().toQualString()) + " changes list %" + n->input(0)->debugName() + " (" +
+                           n->input(0)->type()->annotation_str() +
+                           ") in place inside a loop or an if, with values that depend on the inputs; " +
+                           (tensors ? "the list is also stored in another list, a dict or a loop's state, so it "
+                                      "cannot become an ONNX sequence"
+                                    : "only lists of tensors become ONNX sequences"),
+                       std::string(tensors ? "keep the list in one variable and append to it directly"
+                                           : "append tensors instead (torch.tensor(i) for an int) and torch.stack "
+                                             "them") +
+                           ", or export with graph_mode \"trace\" (--graph-mode trace)");
+    }
     return okStatus();
+  }
+
+  static bool isInPlaceListOp(const jit::Node* n) {
+    static const std::unordered_set<std::string> kinds = {"aten::append", "aten::insert", "aten::pop",
+                                                          "aten::_set_item", "aten::Delete", "aten::clear",
+                                                          "aten::extend", "aten::add_", "aten::reverse",
+                                                          "aten::remove", "aten::sort"};
+    return kinds.count(n->kind().toQualString()) != 0;
   }
 
   Status runBlock(jit::Block* b) {
@@ -1398,6 +1430,7 @@ class Frontend {
       else env_[n->output()] = IValue(false);
       return okStatus();
     }
+    if (isFunctionalListOp(n)) return executeListOp(n);
     if (n->kind() == prim::RaiseException) {
       return nodeError(n, "raises", "the model raises an exception on these example inputs",
                        "check the shapes and values in args");
@@ -1448,6 +1481,48 @@ class Frontend {
     if (stack.size() != n->outputs().size())
       return nodeError(n, "internal", "unexpected number of results from " + std::string(n->kind().toQualString()));
     for (size_t i = 0; i < n->outputs().size(); ++i) env_[n->outputs()[i]] = std::move(stack[i]);
+    return okStatus();
+  }
+
+  // The functional list ops of pass_list_mutation.h, on copies (earlier versions stay as they were).
+  Status executeListOp(jit::Node* n) {
+    const std::string k = n->kind().toQualString();
+    const c10::IValue& lv = env_.at(n->input(0));
+    if (!lv.isList()) return nodeError(n, "internal", k + " on a value that is not a list");
+    c10::impl::GenericList list(lv.toList().elementType());
+    for (const auto& e : lv.toListRef()) list.push_back(e);
+    const int64_t size = static_cast<int64_t>(list.size());
+    auto index = [&](size_t at, bool insert) -> Result<int64_t> {
+      int64_t i = env_.at(n->input(at)).toInt();
+      if (insert) return std::max<int64_t>(0, std::min<int64_t>(i < 0 ? i + size : i, size));
+      if (i < 0) i += size;
+      if (i < 0 || i >= size)
+        return nodeError(n, "forward-failed", "list index out of range on the example inputs (" + k + ")");
+      return i;
+    };
+    if (k == "prim::oxport_list_append") {
+      list.push_back(env_.at(n->input(1)));
+    } else if (k == "prim::oxport_list_insert") {
+      OXPORT_ASSIGN(int64_t i, index(1, true));
+      list.insert(list.begin() + i, env_.at(n->input(2)));
+    } else if (k == "prim::oxport_list_pop") {
+      OXPORT_ASSIGN(int64_t i, index(1, false));
+      env_[n->output(1)] = list.get(static_cast<size_t>(i));
+      list.erase(list.begin() + i);
+    } else if (k == "prim::oxport_list_set") {
+      OXPORT_ASSIGN(int64_t i, index(1, false));
+      list.set(static_cast<size_t>(i), env_.at(n->input(2)));
+    } else if (k == "prim::oxport_list_delete") {
+      OXPORT_ASSIGN(int64_t i, index(1, false));
+      list.erase(list.begin() + i);
+    } else if (k == "prim::oxport_list_clear") {
+      list.clear();
+    } else if (k == "prim::oxport_list_extend") {
+      for (const auto& e : env_.at(n->input(1)).toListRef()) list.push_back(e);
+    } else {
+      return nodeError(n, "internal", "unknown list op " + k);
+    }
+    env_[n->output(0)] = c10::IValue(list);
     return okStatus();
   }
 
@@ -1540,7 +1615,13 @@ class Frontend {
         tv->meta.known = true;
       }
     }
-    if (auto e = env_.find(v); e != env_.end() && e->second.isNone()) tv->type = ts::ValueType::None;
+    // None where the static type allows it; a tensor, number or list that is None in the example
+    // run is prim::Uninitialized (the value of a path that returned early) and keeps its type.
+    const auto kind = v->type()->kind();
+    const bool never_none = kind == c10::TypeKind::TensorType || kind == c10::TypeKind::IntType ||
+                            kind == c10::TypeKind::FloatType || kind == c10::TypeKind::BoolType ||
+                            kind == c10::TypeKind::ListType;
+    if (auto e = env_.find(v); e != env_.end() && e->second.isNone() && !never_none) tv->type = ts::ValueType::None;
   }
 
   // The lowered value for v: a constant, a parameter input, or the value made by its producer.

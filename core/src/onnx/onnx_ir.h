@@ -38,7 +38,8 @@ struct Dim {
 
 struct ValueInfo {
   std::string name;
-  DType dtype = DType::Float32;
+  DType dtype = DType::Float32;  // a sequence's: its tensors' dtype
+  bool sequence = false;         // a sequence of tensors (a list built in a loop), not a tensor
   bool has_shape = false;
   std::vector<Dim> shape;
 };

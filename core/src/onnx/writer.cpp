@@ -24,6 +24,10 @@ void fillTensor(::onnx::TensorProto* tp, const std::string& name, const HostTens
 }
 
 void fillType(::onnx::TypeProto* type, const ValueInfo& vi) {
+  if (vi.sequence) {
+    type->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()->set_elem_type(onnxDataType(vi.dtype));
+    return;
+  }
   auto* tt = type->mutable_tensor_type();
   tt->set_elem_type(onnxDataType(vi.dtype));
   if (!vi.has_shape) return;

@@ -80,6 +80,17 @@ Result<std::vector<std::string>> flattenOutput(convert::Context& ctx, const ts::
     return out;
   }
   if (v->type == ts::ValueType::List) {
+    if (ctx.isSequence(v)) {
+      std::string msg = "the model returns list %" + v->name +
+                        ", whose length depends on the inputs (it is built in a loop or an if: an ONNX sequence); "
+                        "oxport writes a list output as plain tensors, one per element, which needs a length fixed "
+                        "at export time";
+      std::string hint = "return torch.stack(list) (or torch.cat) instead, with the length as a second output if "
+                         "the caller needs it; or export with graph_mode \"trace\" (--graph-mode trace), which "
+                         "fixes the length the example inputs give";
+      return Error(v->producer ? v->producer->error("unsupported-output", msg, hint)
+                               : makeError("unsupported-output", msg, hint));
+    }
     OXPORT_ASSIGN(auto names, ctx.tensorList(v));
     return names;
   }
