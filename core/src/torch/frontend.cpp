@@ -489,6 +489,10 @@ class Frontend {
     functionalizeViewWrites(*graph_);  // y[:, i] = v and friends, before the mutation passes
     jit::LowerSimpleTuples(graph_);
     try {
+      // `[x.transpose(1, 0) for x in (query, key)]` (nn.MultiheadAttention, batch_first, query not
+      // key) builds an empty list and appends to it: without this the empty list is folded as a
+      // constant and the dynamic tensors appended to it are baked at the example size.
+      jit::RemoveListMutation(graph_);
       jit::RemoveTensorMutation(graph_);
     } catch (const std::exception&) {
       // Mutation that cannot be removed safely is executed as is by the example run.
