@@ -20,6 +20,7 @@
 #include "pipeline/model_impl.h"
 #include "frontend/pass_export_constants.h"
 #include "frontend/pass_list_mutation.h"
+#include "frontend/pass_nested_tensor.h"
 #include "frontend/pass_view_writes.h"
 #include "frontend/weight_views.h"
 #include "frontend/shape_asserts.h"
@@ -510,9 +511,15 @@ class Frontend {
     // No grad, no autocast, the training option, the modules' flags, the inputs' dtype, rank and
     // device, None-ness of Optional arguments: the fast paths they rule out go before anything runs.
     foldExportConstants(graph_, module_._ivalue(), options_.training);
+    // nn.TransformerEncoder's nested-tensor fast path: its test on the mask and the padded path.
+    nested_refusal_ = lowerNestedFastPath(graph_, module_._ivalue(), options_.training);
     functionalizeViewWrites(*graph_);  // y[:, i] = v and friends, before the mutation passes
     jit::LowerSimpleTuples(graph_);
     try {
+      // `[x.transpose(1, 0) for x in (query, key)]` (nn.MultiheadAttention, batch_first, query not
+      // key) builds an empty list and appends to it: without this the empty list is folded as a
+      // constant and the dynamic tensors appended to it are baked at the example size.
+      jit::RemoveListMutation(graph_);
       jit::RemoveTensorMutation(graph_);
     } catch (const std::exception&) {
       // Mutation that cannot be removed safely is executed as is by the example run.
@@ -1007,6 +1014,23 @@ class Frontend {
     return s;
   }
 
+  // Names the nested value, the branch that made it and why the rewrite into padded ops left it.
+  std::string nestedMessage(const jit::Node* n, const jit::Value* v) const {
+    std::string m = std::string(n->kind().toQualString()) + " makes a nested tensor (%" + v->debugName() +
+                    ") on the example inputs, which has no ONNX form (nested tensors have no shape)";
+    for (const jit::Block* b = n->owningBlock(); b->owningNode(); b = b->owningNode()->owningBlock()) {
+      const jit::Node* branch = b->owningNode();
+      SourceLocation at = locationOf(branch);
+      if (branch->kind() == c10::prim::If && at.known()) {
+        m += ", in the branch of the `if` at " + at.file + ":" + std::to_string(at.line) + " on %" +
+             branch->input(0)->debugName();
+        break;
+      }
+    }
+    if (!nested_refusal_.empty()) m += "; it is not rewritten into padded-tensor ops because " + nested_refusal_;
+    return m;
+  }
+
   Status stepNode(jit::Node* n) {
     if (n->kind() == c10::prim::If) return runIf(n);
     if (n->kind() == c10::prim::Loop) return runLoop(n);
@@ -1014,13 +1038,10 @@ class Frontend {
     for (auto* o : n->outputs()) {
       auto it = env_.find(o);
       if (it != env_.end() && anyTensorIn(it->second, [](const at::Tensor& t) { return t.defined() && t.is_nested(); }))
-        return nodeError(n, "nested-tensor",
-                         std::string(n->kind().toQualString()) +
-                             " makes a nested tensor on the example inputs, which has no ONNX form (nested tensors "
-                             "have no shape); nn.TransformerEncoder makes one on its fast path when the "
-                             "src_key_padding_mask is left-aligned, a condition on the mask's values",
-                         "construct nn.TransformerEncoder with enable_nested_tensor=False (the same results at the "
-                         "positions that are not padding), or do not convert inputs to nested tensors in forward()");
+        return nodeError(n, "nested-tensor", nestedMessage(n, o),
+                         "construct nn.TransformerEncoder with mask_check=True (its default) or "
+                         "enable_nested_tensor=False (the same results at the positions that are not padding), or do "
+                         "not convert inputs to nested tensors in forward()");
     }
     bool all_static = !n->isNondeterministic() && !keepAsNode(n);
     for (auto* in : n->inputs()) all_static = all_static && static_.count(in);
@@ -1759,6 +1780,7 @@ class Frontend {
   const ValueObserver* observer_ = nullptr;
 
   std::shared_ptr<jit::Graph> graph_;
+  std::string nested_refusal_;  // why lowerNestedFastPath left a nested op as it was
   std::vector<at::Tensor> example_inputs_;
   std::unordered_map<jit::Value*, c10::IValue> env_;
   std::unordered_set<jit::Value*> static_;
