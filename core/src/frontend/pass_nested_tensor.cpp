@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "torch/pass_export_constants.h"
+#include "frontend/pass_export_constants.h"
 
 namespace oxport {
 
