@@ -131,3 +131,11 @@ CASES += [
     case("scripted_conj_is_none_is_pinned", ScriptedPredicates(), [T(3, 4)], script=True, opsets=(9, 11, 17)),
     case("scripted_not_of_data", NotOfData(), [T(3, 4)], script=True, opsets=(11, 17)),
 ]
+
+# Refused on purpose (core/src/convert/refused.def): random Gamma/Dirichlet draws.
+CASES += [
+    case("standard_gamma_refused", lambda x: torch._standard_gamma(x.abs() + 1), [T(3)], opsets=(11,),
+         expect="error:refused-op", operator_export_type="ONNX"),
+    case("dirichlet_refused", lambda x: torch._sample_dirichlet(x.abs() + 1), [T(2, 3)], opsets=(17,),
+         expect="error:refused-op", operator_export_type="ONNX"),
+]
