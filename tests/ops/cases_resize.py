@@ -122,3 +122,13 @@ CASES += [
          [T(1, 1, 3, 3), T(1, 2, 2, 2, fill="rand")], opsets=(15,), expect="error:opset-too-old",
          operator_export_type="ONNX"),
 ]
+
+# affine_grid (spatial transformer networks): a constant base grid times theta^T, every opset.
+CASES += [
+    case("affine_grid", lambda t: torch.nn.functional.affine_grid(t, [2, 3, 4, 5], align_corners=False), [T(2, 2, 3)],
+         opsets=(9, 11, 17)),
+    case("affine_grid_align", lambda t: torch.nn.functional.affine_grid(t, [1, 1, 3, 1], align_corners=True), [T(1, 2, 3)],
+         opsets=(11,)),
+    case("affine_grid_3d", lambda t: torch.nn.functional.affine_grid(t, [1, 2, 2, 3, 4], align_corners=False), [T(1, 3, 4)],
+         opsets=(11, 17)),
+]

@@ -342,7 +342,63 @@ Status convertGridSampler(Context& ctx, const Node& n) {
                                     attrInt("align_corners", align ? 1 : 0)}));
 }
 
+// affine_grid_generator(theta, size, align_corners): the base grid of normalised coordinates
+// (x, y[, z], 1) over the output's spatial size (a constant), times theta^T: [N, H, W, 2] or
+// [N, D, H, W, 3]. Every opset.
+Status convertAffineGrid(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(std::string theta, ctx.tensor(n.input(0)));
+  OXPORT_ASSIGN(auto size, ctx.constInts(n.input(1)));
+  OXPORT_ASSIGN(bool align, ctx.constBool(n.input(2)));
+  if (size.size() != 4 && size.size() != 5)
+    return ctx.error("bad-argument", "affine_grid needs a size of 4 (N, C, H, W) or 5 (N, C, D, H, W)");
+  const DType dt = ctx.dtype(n.input(0));
+  auto coords = [align](int64_t steps) {
+    std::vector<double> v(static_cast<size_t>(steps), 0.0);
+    if (steps <= 1) return v;  // PyTorch: a single step sits at 0
+    for (int64_t i = 0; i < steps; ++i) {
+      double c = -1.0 + 2.0 * static_cast<double>(i) / static_cast<double>(steps - 1);
+      if (!align) c = c * static_cast<double>(steps - 1) / static_cast<double>(steps);
+      v[static_cast<size_t>(i)] = c;
+    }
+    return v;
+  };
+  std::vector<int64_t> spatial(size.begin() + 2, size.end());  // D, H, W or H, W
+  const size_t nd = spatial.size();
+  std::vector<std::vector<double>> axes;  // per spatial axis, outermost first
+  for (int64_t s : spatial) axes.push_back(coords(s));
+  int64_t points = 1;
+  for (int64_t s : spatial) points *= s;
+  std::vector<double> base;
+  base.reserve(static_cast<size_t>(points) * (nd + 1));
+  std::vector<int64_t> at(nd, 0);
+  for (int64_t p = 0; p < points; ++p) {
+    // (x, y[, z]) = the innermost axis first, then 1.
+    for (size_t k = 0; k < nd; ++k) base.push_back(axes[nd - 1 - k][static_cast<size_t>(at[nd - 1 - k])]);
+    base.push_back(1.0);
+    for (size_t k = nd; k-- > 0;) {
+      if (++at[k] < spatial[k]) break;
+      at[k] = 0;
+    }
+  }
+  std::vector<int64_t> bshape{1, points, static_cast<int64_t>(nd + 1)};
+  std::string b;
+  if (dt == DType::Float64) {
+    b = ctx.constant(HostTensor::fromVector<double>(DType::Float64, bshape, base), "affine_grid_base");
+  } else {
+    std::vector<float> f(base.begin(), base.end());
+    b = ctx.constant(HostTensor::fromVector<float>(DType::Float32, bshape, f), "affine_grid_base");
+    if (dt != DType::Float32) b = ctx.cast(b, dt);
+  }
+  std::string tt = ctx.emit1("Transpose", {theta}, {attrInts("perm", {0, 2, 1})});
+  std::string grid = ctx.emit1("MatMul", {b, tt});  // [N, points, nd]
+  std::vector<int64_t> out{-1};
+  out.insert(out.end(), spatial.begin(), spatial.end());
+  out.push_back(static_cast<int64_t>(nd));
+  return bindOut(ctx, n, ctx.reshape(grid, out));
+}
+
 void registerResizeOps(Registry& r) {
+  r.add("aten::affine_grid_generator", convertAffineGrid);
   r.add("aten::grid_sampler", convertGridSampler, 16);
   r.add("aten::constant_pad_nd", convertConstantPad);
   r.add("aten::pad", convertPad);

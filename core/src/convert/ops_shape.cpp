@@ -199,6 +199,20 @@ ConvertFn splitOp(bool is_chunk) {
 }
 
 // unbind(self, dim): split into ones and squeeze each.
+// tensor_split(self, sections|indices|tensor_indices_or_sections, dim): the pieces' sizes along dim
+// as the example run produced them (PyTorch's rule: the first len % sections pieces one longer).
+Status convertTensorSplit(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  const int rank = ctx.rank(n.input(0));
+  int64_t dim = 0;
+  if (n.inputs.size() > 2) { OXPORT_ASSIGN(dim, ctx.constInt(n.input(2))); }
+  dim = ctx.normDim(dim, rank);
+  std::vector<int64_t> sizes;
+  for (const auto& m : n.output(0)->elem_meta) sizes.push_back(m.shape.at(static_cast<size_t>(dim)));
+  if (sizes.empty()) return ctx.error("unsupported-form", "tensor_split: the pieces' sizes are unknown");
+  return bindSplit(ctx, n, x, dim, sizes);
+}
+
 Status convertUnbind(Context& ctx, const Node& n) {
   OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
   OXPORT_ASSIGN(int64_t dim, ctx.constInt(n.input(1)));
@@ -680,6 +694,7 @@ Status convertLen(Context& ctx, const Node& n) {
 }  // namespace
 
 void registerShapeOps(Registry& r) {
+  r.add("aten::tensor_split", convertTensorSplit);
   r.add("aten::size", convertSize);
   r.add("aten::flatten", convertFlatten);
   addAll(r, {"aten::view", "aten::reshape", "aten::_reshape_alias", "aten::_unsafe_view"}, convertReshape);

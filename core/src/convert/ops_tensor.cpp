@@ -325,7 +325,7 @@ void registerTensorOps(Registry& r) {
   addAll(r, {"aten::zeros_like", "aten::empty_like"}, constantLike(0, false));
   r.add("aten::ones_like", constantLike(1, false));
   r.add("aten::full_like", constantLike(0, true));
-  addAll(r, {"aten::new_zeros", "aten::new_empty"}, constantNew(0, false));
+  addAll(r, {"aten::new_zeros", "aten::new_empty", "aten::new_empty_strided"}, constantNew(0, false));
   r.add("aten::new_ones", constantNew(1, false));
   r.add("aten::new_full", constantNew(0, true));
   addAll(r, {"aten::fill_", "aten::fill", "aten::zero_"}, convertFill);
