@@ -318,13 +318,21 @@ std::string concatShape(Context& ctx, const std::vector<std::string>& parts) {
 }
 
 // flip(self, dims): a Slice with step -1 per flipped axis.
+// Below opset 10 (no negative steps): a Gather of n-1 .. 0 per flipped axis.
 Status convertFlip(Context& ctx, const Node& n) {
-  if (ctx.opset() < 10) return ctx.needsOpset(10, "flip (Slice with negative steps)");
   OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
   const int rank = ctx.rank(n.input(0));
   OXPORT_ASSIGN(auto dims, ctx.constInts(n.input(1)));
   if (dims.empty()) return bindOut(ctx, n, ctx.emit1("Identity", {x}));
   for (auto& d : dims) d = ctx.normDim(d, rank);
+  if (ctx.opset() < 10) {
+    for (int64_t d : dims) {
+      std::string size = dimSize(ctx, x, d);
+      std::string idx = ctx.emit1("Sub", {ctx.emit1("Sub", {size, ctx.constInt64s({1})}), arangeOf(ctx, size)});
+      x = ctx.emit1("Gather", {x, idx}, {attrInt("axis", d)});
+    }
+    return bindOut(ctx, n, x);
+  }
   const size_t k = dims.size();
   return bindOut(ctx, n, ctx.slice(x, std::vector<int64_t>(k, -1), std::vector<int64_t>(k, std::numeric_limits<int64_t>::min()),
                                    dims, std::vector<int64_t>(k, -1)));
