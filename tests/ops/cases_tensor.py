@@ -139,3 +139,10 @@ CASES += [
     case("dirichlet_refused", lambda x: torch._sample_dirichlet(x.abs() + 1), [T(2, 3)], opsets=(17,),
          expect="error:refused-op", operator_export_type="ONNX"),
 ]
+
+# triu_indices / tril_indices (pairwise terms, relative-position tables): host-computed constants.
+CASES += [
+    case("triu_indices", lambda x: x[torch.triu_indices(4, 4, 1)[0], torch.triu_indices(4, 4, 1)[1]], [T(4, 4)],
+         opsets=(11, 17), fold=False),  # two index tensors: opset 11
+    case("tril_indices_offset", lambda x: x + torch.tril_indices(3, 5, -1).sum(), [T(2)], opsets=(9, 11), fold=False),
+]

@@ -152,9 +152,37 @@ Status convertBucketize(Context& ctx, const Node& n) {
   return bindOut(ctx, n, castIf(ctx, count, DType::Int64, n.output(0)->meta.dtype));
 }
 
+// searchsorted(sorted_sequence, self, *, out_int32=False, right=False, side=None, sorter=None):
+// bucketize with the boundaries first; an N-D sequence searches row by row (its leading axes
+// match self's), so the count runs over sorted[..., None, :] against self[..., :, None].
+Status convertSearchsorted(Context& ctx, const Node& n) {
+  if (!n.input(1)->isTensor()) return ctx.error("unsupported-form", "searchsorted of a Python number is not supported");
+  const Value* sorter = namedArg(n, "sorter");
+  if (sorter && !ctx.isNone(sorter))
+    return ctx.error("unsupported-form", "searchsorted with a sorter", "sort the sequence first (torch.sort)");
+  const DType ds = ctx.dtype(n.input(0)), dx = ctx.dtype(n.input(1));
+  const bool same_ok = dx == ds && (dx == DType::Float32 || dx == DType::Float64 || dx == DType::Int32 || dx == DType::Int64);
+  const DType common = same_ok ? dx : DType::Float64;
+  OXPORT_ASSIGN(std::string seq, ctx.tensorOfType(n.input(0), common));
+  OXPORT_ASSIGN(std::string x, ctx.tensorOfType(n.input(1), common));
+  bool right = false;
+  if (const Value* r = namedArg(n, "right")) { OXPORT_ASSIGN(right, ctx.constBool(r)); }
+  if (const Value* side = namedArg(n, "side"); side && !ctx.isNone(side)) {
+    OXPORT_ASSIGN(std::string sd, ctx.constString(side));
+    right = sd == "right";
+  }
+  const int rank = ctx.rank(n.input(1)), srank = ctx.rank(n.input(0));
+  std::string xe = ctx.unsqueeze(x, {rank});                              // [..., M, 1]
+  std::string se = srank > 1 ? ctx.unsqueeze(seq, {srank - 1}) : seq;     // [..., 1, B] or [B]
+  std::string below = right ? ctx.emit1("Not", {ctx.emit1("Greater", {se, xe})}) : ctx.emit1("Greater", {xe, se});
+  std::string count = reduceOver(ctx, "ReduceSum", ctx.cast(below, DType::Int64), {rank}, false);
+  return bindOut(ctx, n, castIf(ctx, count, DType::Int64, n.output(0)->meta.dtype));
+}
+
 }  // namespace
 
 void registerSortOps(Registry& r) {
+  r.add("aten::searchsorted", convertSearchsorted);
   r.add("aten::sort", convertSort(false));
   r.add("aten::argsort", convertSort(true));
   r.add("aten::topk", convertTopk);
