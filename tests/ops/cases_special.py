@@ -46,3 +46,16 @@ CASES = [
     case("isin_float_invert", lambda a, b: torch.isin(a, b, invert=True),
          [Npy(np.array([0.5, 1, 2], dtype=F32)), Npy(np.array([[1, 3]], dtype=F32))], opsets=(11, 17)),
 ]
+
+CASES += [
+    case("diff", lambda a: torch.diff(a, dim=1) + torch.diff(a, n=2, dim=1, prepend=a[:, :1]) + torch.diff(a, dim=1, append=a[:, -1:])[:, 1:],
+         [T(3, 5)], opsets=(9, 11, 17), dynamic={0: [0, 1]}),
+    case("diff_bool", lambda a: torch.diff(a > 0), [T(6)], opsets=(11,)),
+    case("ldexp", lambda a, e: torch.ldexp(a, e), [T(5), T(5, dtype="int64", fill="arange")], opsets=(9, 17)),
+    case("dist", lambda a, b: torch.dist(a, b) + torch.dist(a, b, 3) + torch.dist(a, b, float("inf")) + torch.dist(a, b, 1),
+         [T(3, 4), T(3, 4, seed=1)], opsets=(9, 13, 17)),
+    case("renorm", lambda a: torch.renorm(a, 2, 0, 1.0) + torch.renorm(a, 1, 1, 0.5), [T(3, 4)], opsets=(9, 13, 17),
+         dynamic={0: [0, 1]}),
+    case("trapezoid", lambda y: torch.trapezoid(y) + torch.trapezoid(y, dx=0.5, dim=0).sum(), [T(3, 5)], opsets=(9, 13, 17)),
+    case("trapezoid_x", lambda y, x: torch.trapezoid(y, x), [T(2, 5), T(5, seed=1)], opsets=(11,)),
+]

@@ -1,7 +1,7 @@
 // Special and NaN-aware elementwise functions that have no single ONNX op, written as the formula
 // PyTorch documents: xlogy, logaddexp, logit, sinc, hypot, deg2rad/rad2deg, signbit, sgn,
 // copysign, fmax/fmin, heaviside, isclose, erfc, exp2, float_power, special_entr; the NaN-aware
-// reductions nansum/nanmean; isin.
+// reductions nansum/nanmean; isin; diff, ldexp, dist, renorm, trapezoid.
 #include <cmath>
 
 #include "convert/registry.h"
@@ -231,9 +231,118 @@ Status convertIsin(Context& ctx, const Node& n) {
   return bindOut(ctx, n, invert ? ctx.emit1("Not", {any}) : any);
 }
 
+// x[1:] - x[:-1] along axis (logical xor for bool, as PyTorch).
+std::string firstDifference(Context& ctx, const std::string& x, int64_t axis, DType dt) {
+  std::string hi = ctx.slice(x, {1}, {kInt64Max}, {axis}), lo = ctx.slice(x, {0}, {-1}, {axis});
+  return dt == DType::Bool ? ctx.emit1("Xor", {hi, lo}) : ctx.emit1("Sub", {hi, lo});
+}
+
+// diff(self, n=1, dim=-1, prepend=None, append=None)
+Status convertDiff(Context& ctx, const Node& n) {
+  const DType dt = n.output(0)->meta.dtype;
+  OXPORT_ASSIGN(std::string x, ctx.tensorOfType(n.input(0), dt));
+  const int rank = ctx.rank(n.input(0));
+  int64_t times = 1, dim = -1;
+  if (n.inputs.size() > 1) { OXPORT_ASSIGN(times, ctx.constInt(n.input(1))); }
+  if (n.inputs.size() > 2) { OXPORT_ASSIGN(dim, ctx.constInt(n.input(2))); }
+  dim = ctx.normDim(dim, rank);
+  std::vector<std::string> parts;
+  if (n.inputs.size() > 3 && !ctx.isNone(n.input(3))) { OXPORT_ASSIGN(std::string pre, ctx.tensorOfType(n.input(3), dt)); parts.push_back(pre); }
+  parts.push_back(x);
+  if (n.inputs.size() > 4 && !ctx.isNone(n.input(4))) { OXPORT_ASSIGN(std::string app, ctx.tensorOfType(n.input(4), dt)); parts.push_back(app); }
+  if (parts.size() > 1) x = ctx.emit1("Concat", parts, {attrInt("axis", dim)});
+  for (int64_t i = 0; i < times; ++i) x = firstDifference(ctx, x, dim, dt);
+  return bindOut(ctx, n, times == 0 && parts.size() == 1 ? ctx.emit1("Identity", {x}) : x);
+}
+
+// ldexp(self, other) = self * 2^other
+Status convertLdexp(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(auto in, floatInputs(ctx, n, {0, 1}));
+  const DType dt = n.output(0)->meta.dtype;
+  return bindOut(ctx, n, ctx.emit1("Mul", {in[0], ctx.emit1("Pow", {ctx.constScalar(2, dt), in[1]})}));
+}
+
+// The p-norm of x over `axes` (p = inf: max |x|, p = 0: count of nonzeros).
+std::string pNorm(Context& ctx, const std::string& x, double p, const std::vector<int64_t>& axes, bool keep, DType dt) {
+  std::string a = ctx.emit1("Abs", {x});
+  if (std::isinf(p)) return reduceOver(ctx, p > 0 ? "ReduceMax" : "ReduceMin", a, axes, keep);
+  if (p == 0) {
+    std::string nz = ctx.emit1("Greater", {a, ctx.constScalar(0, dt)});
+    return reduceOver(ctx, "ReduceSum", ctx.cast(nz, dt), axes, keep);
+  }
+  if (p == 1) return reduceOver(ctx, "ReduceSum", a, axes, keep);
+  if (p == 2) return ctx.emit1("Sqrt", {reduceOver(ctx, "ReduceSum", ctx.emit1("Mul", {a, a}), axes, keep)});
+  std::string s = reduceOver(ctx, "ReduceSum", ctx.emit1("Pow", {a, ctx.constScalar(p, dt)}), axes, keep);
+  return ctx.emit1("Pow", {s, ctx.constScalar(1.0 / p, dt)});
+}
+
+// dist(self, other, p=2) = ||self - other||_p over every element.
+Status convertDist(Context& ctx, const Node& n) {
+  const DType dt = n.output(0)->meta.dtype;
+  OXPORT_ASSIGN(auto in, floatInputs(ctx, n, {0, 1}));
+  double p = 2;
+  if (n.inputs.size() > 2) { OXPORT_ASSIGN(p, ctx.constDouble(n.input(2))); }
+  std::string d = ctx.reshape(ctx.emit1("Sub", {in[0], in[1]}), {-1});
+  return bindOut(ctx, n, pNorm(ctx, d, p, {0}, false, dt));
+}
+
+// renorm(self, p, dim, maxnorm): each slice along dim scaled to a p-norm of at most maxnorm
+// (by maxnorm / (norm + 1e-7), as PyTorch).
+Status convertRenorm(Context& ctx, const Node& n) {
+  const DType dt = n.output(0)->meta.dtype;
+  OXPORT_ASSIGN(auto in, floatInputs(ctx, n, {0}));
+  OXPORT_ASSIGN(double p, ctx.constDouble(n.input(1)));
+  OXPORT_ASSIGN(int64_t dim, ctx.constInt(n.input(2)));
+  OXPORT_ASSIGN(double maxnorm, ctx.constDouble(n.input(3)));
+  const int rank = ctx.rank(n.input(0));
+  dim = ctx.normDim(dim, rank);
+  std::vector<int64_t> axes;
+  for (int64_t i = 0; i < rank; ++i)
+    if (i != dim) axes.push_back(i);
+  std::string norm = axes.empty() ? ctx.emit1("Abs", {in[0]}) : pNorm(ctx, in[0], p, axes, true, dt);
+  std::string mx = ctx.constScalar(maxnorm, dt);
+  std::string scale = ctx.emit1("Div", {mx, ctx.emit1("Add", {norm, ctx.constScalar(1e-7, dt)})});
+  scale = ctx.emit1("Where", {ctx.emit1("Greater", {norm, mx}), scale, ctx.constScalar(1, dt)});
+  return bindOut(ctx, n, ctx.emit1("Mul", {in[0], scale}));
+}
+
+// trapezoid(y, dx=1, dim=-1) / trapezoid(y, x, dim=-1): sum of (y[i+1] + y[i]) / 2 * step.
+Status convertTrapezoid(Context& ctx, const Node& n) {
+  const DType dt = n.output(0)->meta.dtype;
+  OXPORT_ASSIGN(std::string y, ctx.tensorOfType(n.input(0), dt));
+  const int rank = ctx.rank(n.input(0));
+  int64_t dim = -1;
+  if (n.inputs.size() > 2) { OXPORT_ASSIGN(dim, ctx.constInt(n.input(2))); }
+  dim = ctx.normDim(dim, rank);
+  std::string hi = ctx.slice(y, {1}, {kInt64Max}, {dim}), lo = ctx.slice(y, {0}, {-1}, {dim});
+  std::string mid = ctx.emit1("Div", {ctx.emit1("Add", {hi, lo}), ctx.constScalar(2, dt)});
+  const Value* step = n.inputs.size() > 1 ? n.input(1) : nullptr;
+  if (step && step->isTensor()) {
+    OXPORT_ASSIGN(std::string xs, ctx.tensorOfType(step, dt));
+    const int xr = ctx.rank(step);
+    std::string dx = firstDifference(ctx, xs, xr == 1 ? 0 : ctx.normDim(dim, xr), dt);
+    if (xr == 1 && rank > 1) {
+      std::vector<int64_t> shape(static_cast<size_t>(rank), 1);
+      shape[static_cast<size_t>(dim)] = -1;
+      dx = ctx.reshape(dx, shape);
+    }
+    return bindOut(ctx, n, reduceOver(ctx, "ReduceSum", ctx.emit1("Mul", {mid, dx}), {dim}, false));
+  }
+  double d = 1;
+  if (step && !ctx.isNone(step)) { OXPORT_ASSIGN(d, ctx.constDouble(step)); }
+  std::string s = reduceOver(ctx, "ReduceSum", mid, {dim}, false);
+  return bindOut(ctx, n, d == 1 ? s : ctx.emit1("Mul", {s, ctx.constScalar(d, dt)}));
+}
+
 }  // namespace
 
 void registerSpecialOps(Registry& r) {
+  r.add("aten::diff", convertDiff);
+  r.add("aten::ldexp", convertLdexp);
+  r.add("aten::dist", convertDist);
+  r.add("aten::renorm", convertRenorm);
+  r.add("aten::trapezoid", convertTrapezoid);
+  r.add("aten::trapz", convertTrapezoid);
   r.add("aten::xlogy", convertXlogy);
   r.add("aten::special_xlogy", convertXlogy);
   r.add("aten::logaddexp", convertLogaddexp);
