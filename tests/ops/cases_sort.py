@@ -61,3 +61,12 @@ CASES += [
     case("searchsorted_side_int32", lambda s, v: torch.searchsorted(s, v, side="right", out_int32=True),
          [Npy(np.array([0.0, 1.0, 1.0, 2.0], dtype=np.float32)), Npy(np.array([1.0, 1.5], dtype=np.float32))], opsets=(11,)),
 ]
+
+# kthvalue / median (lower median): TopK of the smallest, the last one; distinct values so that
+# the indices are unambiguous.
+CASES += [
+    case("kthvalue", lambda x: torch.kthvalue(x, 2, 1), [T(3, 5)], opsets=(11, 17), dynamic={0: [0]}),
+    case("kthvalue_keepdim", lambda x: torch.kthvalue(x, 3, 0, keepdim=True), [T(4, 2, 3)], opsets=(11,)),
+    case("median_dim", lambda x: torch.median(x, -1), [T(3, 6)], opsets=(11, 13, 17), dynamic={0: [0, 1]}),
+    case("median_all", lambda x: torch.median(x), [T(3, 5)], opsets=(11, 17), dynamic={0: [0, 1]}),
+]
