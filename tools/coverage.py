@@ -6,6 +6,7 @@ usage: tools/coverage.py [path/to/oxport] [out.md]
 """
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -18,6 +19,57 @@ def torch_name(n):
     if n.startswith("aten::__") and n.endswith("_") and not n.endswith("__"):
         return n + "_"
     return n
+
+
+# Ops that user-style modules record (probed by tracing small modules of the kind detection,
+# segmentation, video, transformer and diffusion code has: einops-style rearranges, tensordot,
+# diag_embed, take_along_dim, nan-aware reductions, grid_sample/affine_grid, ...). Listed per run
+# as converted or still missing, from the registry, so the list cannot go stale.
+PROBED = sorted("""
+aten::tensordot aten::diagonal aten::diag aten::diag_embed aten::trace aten::tensor_split
+aten::take_along_dim aten::aminmax aten::logcumsumexp aten::cummax aten::cummin aten::cumprod
+aten::searchsorted aten::bucketize aten::histc aten::nansum aten::nanmean aten::kthvalue
+aten::median aten::nanmedian aten::mode aten::quantile aten::cdist aten::pdist aten::triu_indices
+aten::tril_indices aten::roll aten::rot90 aten::flip aten::fliplr aten::flipud aten::meshgrid
+aten::unique_consecutive aten::grid_sampler aten::affine_grid_generator aten::pixel_unshuffle
+aten::channel_shuffle aten::native_channel_shuffle aten::im2col aten::col2im aten::unfold
+aten::max_unpool2d aten::max_unpool3d aten::scatter_reduce aten::index_reduce
+aten::_upsample_nearest_exact2d aten::_upsample_bilinear2d_aa aten::xlogy aten::logaddexp
+aten::logit aten::sinc aten::hypot aten::deg2rad aten::rad2deg aten::signbit aten::sgn
+aten::copysign aten::fmax aten::fmin aten::heaviside aten::isclose aten::isin aten::erfc
+aten::erfinv aten::exp2 aten::float_power aten::lgamma aten::digamma aten::i0 aten::special_entr
+aten::hstack aten::vstack aten::dstack aten::column_stack aten::hsplit aten::vsplit aten::dsplit
+aten::atleast_1d aten::atleast_2d aten::atleast_3d aten::ravel aten::narrow_copy
+aten::new_empty_strided aten::addmv aten::addr aten::addbmm aten::linalg_multi_dot
+aten::linalg_matrix_power aten::bilinear aten::kron aten::block_diag aten::cartesian_prod
+aten::renorm aten::dist aten::diff aten::trapezoid aten::msort aten::ldexp aten::gcd aten::lcm
+aten::bincount aten::linalg_inv aten::linalg_solve aten::linalg_cholesky aten::linalg_qr
+aten::linalg_pinv aten::linalg_vander aten::fft_rfft aten::stft aten::margin_ranking_loss
+aten::soft_margin_loss aten::poisson_nll_loss aten::triplet_margin_loss
+aten::cosine_embedding_loss aten::embedding_renorm_ aten::round
+torchvision::deform_conv2d torchvision::ps_roi_align
+""".split())
+
+
+def refused_ops():
+    """The ops oxport refuses on purpose, with why and what to do: core/src/convert/refused.def,
+    the same table the driver reads (error `refused-op`)."""
+    text = open(os.path.join(REPO, "core", "src", "convert", "refused.def")).read()
+    text = "\n".join(l for l in text.splitlines() if not l.lstrip().startswith("//"))
+    out = []
+    for m in re.finditer(r"OXPORT_REFUSED_OP\((.*?)\)\s*(?=OXPORT_REFUSED_OP|$)", text, re.S):
+        strings = re.findall(r'"((?:[^"\\]|\\.)*)"\s*(,?)', m.group(1), re.S)
+        # Adjacent string literals concatenate: split the argument list at the commas between them.
+        args, cur = [], ""
+        for lit, sep in strings:
+            cur += lit
+            if sep == ",":
+                args.append(cur)
+                cur = ""
+        args.append(cur)
+        if len(args) == 3:
+            out.append(tuple(args))
+    return out
 
 
 def main():
@@ -48,11 +100,47 @@ def main():
         lines.append(f"| {opset} | {len(ref)} | {len(have)} | {share} | {total} |")
     ref11 = by_opset.get(11, [])
     missing = [n for n in ref11 if n not in ours or 11 not in ours[n]["opsets"]]
+    refused = refused_ops()
+    refused_names = {r[0] for r in refused}
+    # Per op, the opsets (9-17) at which torch.onnx converts it and oxport does not.
+    gaps = {}
+    for opset in range(9, 18):
+        for n in by_opset.get(opset, []):
+            if n not in ours or opset not in ours[n]["opsets"]:
+                gaps.setdefault(n, []).append(opset)
+    lines += ["", "## What torch.onnx converts and oxport does not, per opset (9-17)", ""]
+    if gaps:
+        lines += ["| op | opsets | why |", "| --- | --- | --- |"]
+        for n, sets in sorted(gaps.items()):
+            rng = f"{sets[0]}-{sets[-1]}" if len(sets) == sets[-1] - sets[0] + 1 and len(sets) > 1 else ", ".join(map(str, sets))
+            why = "refused, see below" if n in refused_names else "not yet"
+            lines.append(f"| `{n}` | {rng} | {why} |")
+    else:
+        lines.append("(none)")
+    lines += ["", "## Refused, and why", "",
+              "Ops torch.onnx 1.13 lists that oxport refuses on purpose (error `refused-op`); the table is",
+              "`core/src/convert/refused.def`, which the converter driver reads too.", "",
+              "| op | why | what to do |", "| --- | --- | --- |"]
+    for op, why, action in refused:
+        lines.append(f"| `{op}` | {why} | {action} |")
     extra = sorted(n for n in ours if n not in set(sum(by_opset.values(), [])))
-    lines += ["", "## At opset 11: what torch.onnx converts and oxport does not", ""]
-    lines.append(", ".join(f"`{n}`" for n in missing) if missing else "(none)")
-    lines += ["", "## What oxport converts that torch.onnx 1.13 does not (at any opset)", ""]
+    below = sorted(n for n in ours if n in set(sum(by_opset.values(), [])) and
+                   min(o for o, v in by_opset.items() if n in v and o >= 9) > ours[n]["opsets"][0])
+    lines += ["", "## oxport only: what torch.onnx 1.13 does not convert (at any opset)", ""]
     lines.append(", ".join(f"`{n}`" for n in extra) if extra else "(none)")
+    lines += ["", "## Probed: ops user-style modules record", "",
+              "Small modules of the kind real models contain, traced and exported (the list is `PROBED`",
+              "in tools/coverage.py; each converted op has a numeric case in tests/ops).", "",
+              "| op | oxport opsets | torch.onnx 1.13 opsets |", "| --- | --- | --- |"]
+    for n in PROBED:
+        theirs = [o for o, v in by_opset.items() if n in v and o >= 9]
+        t = f"{min(theirs)}-17" if theirs else "-"
+        mine = f"{ours[n]['opsets'][0]}-{ours[n]['opsets'][-1]}" if n in ours else "not yet"
+        lines.append(f"| `{n}` | {mine} | {t} |")
+    lines += ["", "## oxport converts at lower opsets than torch.onnx 1.13", "",
+              "| op | torch.onnx from | oxport from |", "| --- | --- | --- |"]
+    for n in below:
+        lines.append(f"| `{n}` | {min(o for o, v in by_opset.items() if n in v and o >= 9)} | {ours[n]['opsets'][0]} |")
     lines += ["", "## Every oxport converter", "", "| op | opsets | family |", "| --- | --- | --- |"]
     for o in ops:
         rng = f"{o['opsets'][0]}-{o['opsets'][-1]}" if len(o["opsets"]) > 1 else str(o["opsets"][0])

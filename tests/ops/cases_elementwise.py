@@ -23,6 +23,11 @@ CASES = [
          [T(3, 4)]),
     case("rsqrt_reciprocal", lambda a: torch.rsqrt(a + 1) + torch.reciprocal(a + 2), [T(3, 4, fill="rand")]),
     case("floor_ceil_round", lambda a: a.floor() + a.ceil() + (a * 3).round(), [T(3, 4)]),
+    # round: half to even at every opset (Round from 11, Floor and a tie fix below); decimals.
+    case("round_ties_even", lambda a: torch.round(a), [Npy(np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 3.7, -3.2], dtype=np.float32))],
+         opsets=(9, 10, 11, 17)),
+    case("round_decimals", lambda a: torch.round(a, decimals=2), [T(3, 4)], opsets=(9, 11, 17), dynamic={0: [0]}),
+    case("round_decimals_negative", lambda a: torch.round(a * 1000, decimals=-2), [T(3, 4)], opsets=(11, 17)),
     case("compare", lambda a, b: (a > b) & (a <= 1.0) | (a == b), [T(3, 4), T(3, 4)]),
     case("compare_ne_lt_ge", lambda a, b: ((a != b) ^ (a < 0)) | (b >= 0.5), [T(3, 4), T(3, 4)], opsets=(9, 11, 13)),
     case("logical_not", lambda a: torch.logical_not(a > 0), [T(3, 4)]),

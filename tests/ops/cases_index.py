@@ -213,3 +213,28 @@ CASES += [
     case("inplace_view_index_put", ViewWriteIndexed(), [T(2, 4), Npy(np.array([0, 2], dtype=I64)), T(2, 2)],
          opsets=(11, 17), dynamic={0: [0], 2: [0]}),
 ]
+
+
+class EmbeddingMaxNorm(torch.nn.Module):
+    """nn.Embedding(max_norm=...): the looked-up rows are renormalised before the lookup."""
+
+    def __init__(self, norm_type=2.0):
+        super().__init__()
+        torch.manual_seed(0)
+        self.emb = torch.nn.Embedding(10, 4, max_norm=1.0, norm_type=norm_type)
+
+    def forward(self, i):
+        return self.emb(i)
+
+
+CASES += [
+    # embedding_renorm_: every row's norm and a membership mask of the looked-up rows (no scatter).
+    case("embedding_renorm", lambda w, i: torch.embedding_renorm_(w * 1.0, i, 1.5, 2.0),
+         [T(10, 4), Npy(np.array([1, 3, 3, 7], dtype=I64))], opsets=ALL, dynamic={0: [0]}),
+    case("embedding_renorm_p1", lambda w, i: torch.embedding_renorm_(w * 1.0, i, 1.0, 1.0),
+         [T(6, 3), Npy(np.array([[0, 5], [2, 2]], dtype=I64))], opsets=(11, 17)),
+    case("embedding_renorm_p3", lambda w, i: torch.embedding_renorm_(w * 1.0, i, 0.5, 3.0),
+         [T(6, 3), Npy(np.array([4, 1], dtype=I64))], opsets=(9, 11)),
+    case("embedding_max_norm", EmbeddingMaxNorm(), [Npy(np.array([[1, 3, 3], [9, 0, 1]], dtype=I64))],
+         opsets=(9, 11, 17)),
+]

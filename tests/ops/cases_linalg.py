@@ -60,3 +60,52 @@ CASES = [
     case("unflatten_last_script", Unflatten(-1, (2, 2, 3)), [T(4, 12)], script=True, opsets=(11, 17), dynamic={0: [0]}),
     case("unflatten_first_script", Unflatten(0, (2, 3)), [T(6, 4)], script=True, opsets=(11,)),
 ]
+
+
+class Tensordot(torch.nn.Module):
+    def __init__(self, dims):
+        super().__init__()
+        self.dims = dims
+
+    def forward(self, a, b):
+        return torch.tensordot(a, b, dims=self.dims)
+
+
+class Diagonal(torch.nn.Module):
+    def __init__(self, offset=0, dim1=0, dim2=1):
+        super().__init__()
+        self.offset, self.dim1, self.dim2 = offset, dim1, dim2
+
+    def forward(self, x):
+        return torch.diagonal(x, self.offset, self.dim1, self.dim2)
+
+
+CASES += [
+    # tensordot: Flatten + MatMul + Reshape at every opset (torch.onnx: an Einsum from 12).
+    case("tensordot_dims_list", Tensordot(([1, 2], [0, 1])), [T(2, 3, 4), T(3, 4, 5, seed=1)], opsets=ALL,
+         dynamic={0: [0], 1: [2]}),
+    case("tensordot_int_dims", Tensordot(2), [T(2, 3, 4), T(3, 4, 5, seed=1)], opsets=(9, 12, 17)),
+    case("tensordot_swapped_order", Tensordot(([2, 0], [0, 2])), [T(3, 2, 4), T(4, 5, 3, seed=1)], opsets=(11, 17)),
+    case("tensordot_full", Tensordot(([0, 1], [0, 1])), [T(3, 4), T(3, 4, seed=1)], opsets=(11,)),
+    case("tensordot_outer", Tensordot(0), [T(2, 3), T(4, seed=1)], opsets=(11,)),
+    case("tensordot_int64", Tensordot(1), [T(2, 3, dtype="int64", fill="arange"), T(3, 2, dtype="int64", fill="arange")],
+         opsets=(11,)),
+    case("tensordot_script", Tensordot(([1], [0])), [T(2, 3), T(3, 5, seed=1)], script=True, opsets=(11, 17)),
+    # diagonal: a Gather of flat positions, sizes may be dynamic; every opset (torch.onnx: from 13).
+    case("diagonal", Diagonal(), [T(4, 5)], opsets=ALL, dynamic={0: [0, 1]}),
+    case("diagonal_offset_last_axes", Diagonal(1, -2, -1), [T(2, 4, 5)], opsets=ALL, dynamic={0: [0, 1, 2]}),
+    case("diagonal_negative_offset_swapped", Diagonal(-2, 2, 0), [T(5, 3, 4)], opsets=(9, 13, 17), dynamic={0: [0, 2]}),
+    case("diagonal_offset_past_end", Diagonal(7), [T(3, 4)], opsets=(11, 17)),
+    case("diagonal_int", Diagonal(0, 1, 2), [T(2, 3, 3, dtype="int64", fill="arange")], opsets=(11,)),
+    case("diagonal_script", Diagonal(1, 0, 1), [T(4, 4)], script=True, opsets=(11, 17), dynamic={0: [0, 1]}),
+    case("trace_of_batch", lambda x: torch.diagonal(x, 0, -2, -1).sum(-1), [T(2, 4, 4)], opsets=(11, 17)),
+]
+
+CASES += [
+    case("diag_matrix_and_vector", lambda m, v: torch.diag(m, 1).sum() + torch.diag(v, -1), [T(4, 5), T(3, seed=1)],
+         opsets=(9, 11, 17), dynamic={0: [0, 1], 1: [0]}),
+    case("diag_embed", lambda v: torch.diag_embed(v), [T(2, 3)], opsets=(9, 11, 17), dynamic={0: [0, 1]}),
+    case("diag_embed_offset_inf", lambda v: torch.diag_embed(v, 2),
+         [Npy(np.array([[1, np.inf, -np.inf]], dtype=np.float32))], opsets=(11,)),
+    case("trace", lambda m: torch.trace(m), [T(4, 3)], opsets=(9, 11, 17), dynamic={0: [0, 1]}),
+]

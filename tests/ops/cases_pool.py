@@ -52,3 +52,14 @@ CASES += [
     case("avg_pool1d_ceil_drop_dynamic", nn.AvgPool1d(2, stride=2, padding=1, ceil_mode=True), [T(1, 2, 5)],
          opsets=(11, 17), dynamic={0: [2]}),
 ]
+
+# max_unpool (SegNet/ENet decoders): ScatterElements into zeros, per (n, c) plane; opset 11.
+CASES += [
+    case("max_unpool2d", lambda x: F.max_unpool2d(*F.max_pool2d(x, 2, return_indices=True), 2), [T(2, 3, 4, 6)],
+         opsets=(11, 13, 17), dynamic={0: [0, 1]}),
+    case("max_unpool2d_output_size", lambda x: F.max_unpool2d(*F.max_pool2d(x, 3, 2, return_indices=True), 3, 2,
+                                                              output_size=(7, 8)), [T(1, 2, 7, 8)], opsets=(11,)),
+    case("max_unpool1d_3d", lambda x, y: F.max_unpool1d(*F.max_pool1d(x, 2, return_indices=True), 2).sum()
+         + F.max_unpool3d(*F.max_pool3d(y, 2, return_indices=True), 2).sum(), [T(1, 2, 6), T(1, 2, 4, 4, 2, seed=1)],
+         opsets=(11, 17)),
+]

@@ -111,14 +111,34 @@ CASES += [
          [T(1, 2, 3, 4), T(1, 1, 5, 7)], opsets=(11, 13, 17), dynamic={1: [2, 3]}),
     case("resize_runtime_sizes_nearest", lambda x, y: F.interpolate(x, size=y.shape[2:]),
          [T(1, 2, 3, 4), T(1, 1, 6, 9)], opsets=(11, 13, 17), dynamic={0: [0], 1: [2, 3]}),
-    # grid_sample: GridSample from opset 16, every mode, padding mode and align_corners; the grid
-    # reaches past [-1, 1] so that the padding modes matter.
+    # grid_sample: GridSample from opset 16, every mode, padding mode and align_corners; below 16
+    # the same sampling composed (bilinear from opset 9, nearest from 11; bicubic needs 16). The
+    # grid reaches past [-1, 1] so that the padding modes matter.
     *[case(f"grid_sample_{m}_{p}_{'ac' if a else 'noac'}",
            lambda x, g, m=m, p=p, a=a: F.grid_sample(x, g * 2.4 - 1.2, mode=m, padding_mode=p, align_corners=a),
-           [T(2, 3, 5, 6), T(2, 4, 7, 2, seed=1, fill="rand")], opsets=(16, 17), dynamic={0: [0, 2, 3], 1: [0, 1, 2]},
+           [T(2, 3, 5, 6), T(2, 4, 7, 2, seed=1, fill="rand")],
+           opsets={"bilinear": (9, 11, 16, 17), "nearest": (11, 13, 16, 17), "bicubic": (16, 17)}[m],
+           dynamic={0: [0, 2, 3], 1: [0, 1, 2]},
            tolerance=1e-3 if m == "bicubic" else 1e-4)
       for m in ("bilinear", "nearest", "bicubic") for p in ("zeros", "border", "reflection") for a in (False, True)],
-    case("grid_sample_opset15_refused", lambda x, g: F.grid_sample(x, g, align_corners=False),
+    case("grid_sample_bicubic_opset15_refused", lambda x, g: F.grid_sample(x, g, mode="bicubic", align_corners=False),
          [T(1, 1, 3, 3), T(1, 2, 2, 2, fill="rand")], opsets=(15,), expect="error:opset-too-old",
          operator_export_type="ONNX"),
+]
+
+# A spatial transformer (affine_grid + grid_sample) at an opset without GridSample.
+CASES += [
+    case("spatial_transformer_opset11", lambda x, t: F.grid_sample(x, F.affine_grid(t, [2, 3, 6, 5], align_corners=False),
+                                                                  align_corners=False),
+         [T(2, 3, 6, 5), T(2, 2, 3, seed=1)], opsets=(9, 11, 13)),
+]
+
+# affine_grid (spatial transformer networks): a constant base grid times theta^T, every opset.
+CASES += [
+    case("affine_grid", lambda t: torch.nn.functional.affine_grid(t, [2, 3, 4, 5], align_corners=False), [T(2, 2, 3)],
+         opsets=(9, 11, 17)),
+    case("affine_grid_align", lambda t: torch.nn.functional.affine_grid(t, [1, 1, 3, 1], align_corners=True), [T(1, 2, 3)],
+         opsets=(11,)),
+    case("affine_grid_3d", lambda t: torch.nn.functional.affine_grid(t, [1, 2, 2, 3, 4], align_corners=False), [T(1, 3, 4)],
+         opsets=(11, 17)),
 ]

@@ -1,7 +1,8 @@
 import torch
 import torch.nn as nn
 
-from optest import T, case
+from optest import Npy, T, case
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 
 class WithState(nn.Module):
@@ -71,6 +72,24 @@ def lstm(**kw):
     return nn.LSTM(8, 16, **kw)
 
 
+class Packed(nn.Module):
+    """pack_padded_sequence -> RNN -> pad_packed_sequence, as users write it for padded batches."""
+
+    def __init__(self, rnn, batch_first=True, enforce_sorted=True, padding_value=0.0, with_state=False):
+        super().__init__()
+        self.rnn, self.bf, self.sorted, self.pad = rnn, batch_first, enforce_sorted, padding_value
+        self.with_state = with_state
+
+    def forward(self, x, lengths, *state):
+        p = pack_padded_sequence(x, lengths, batch_first=self.bf, enforce_sorted=self.sorted)
+        if self.with_state:
+            y, h = self.rnn(p, state if len(state) == 2 else state[0])
+        else:
+            y, h = self.rnn(p)
+        out, lens = pad_packed_sequence(y, batch_first=self.bf, padding_value=self.pad)
+        return out, lens, h
+
+
 CASES = [
     # Full layers: ONNX LSTM/GRU/RNN, one node per layer and direction pair.
     case("lstm_1layer", lstm(), [T(5, 3, 8)], dynamic={0: [0, 1]}),
@@ -88,6 +107,21 @@ CASES = [
     case("gru_nobias", nn.GRU(8, 16, bias=False), [T(4, 2, 8)], dynamic={0: [0, 1]}),
     case("rnn_tanh_bidir", nn.RNN(8, 16, num_layers=2, bidirectional=True), [T(5, 3, 8)], dynamic={0: [0, 1]}),
     case("rnn_relu", nn.RNN(8, 16, nonlinearity="relu", batch_first=True), [T(3, 5, 8)], dynamic={0: [0, 1]}),
+    # Packed sequences: the RNN runs on the padded tensor with sequence_lens (ONNX's own lengths),
+    # batch_sizes is computed from the lengths; outputs and final states stop at each length.
+    case("lstm_packed", Packed(nn.LSTM(4, 6, batch_first=True)), [T(3, 5, 4), Npy([5, 3, 2])],
+         opsets=(9, 11, 14, 17)),
+    case("lstm_packed_bidir_2layer_unsorted", Packed(nn.LSTM(4, 6, num_layers=2, bidirectional=True, batch_first=True),
+                                                     enforce_sorted=False),
+         [T(4, 6, 4), Npy([2, 6, 3, 5])], opsets=(11, 17)),
+    case("lstm_packed_shorter_than_pad", Packed(nn.LSTM(4, 6), batch_first=False, padding_value=-1.0),
+         [T(7, 3, 4), Npy([5, 4, 1])], opsets=(11, 17)),
+    case("lstm_packed_state", Packed(nn.LSTM(4, 6, batch_first=True), with_state=True),
+         [T(2, 5, 4), Npy([5, 3]), T(1, 2, 6), T(1, 2, 6, seed=1)], opsets=(11,)),
+    case("gru_packed_bidir", Packed(nn.GRU(4, 6, bidirectional=True, batch_first=True), enforce_sorted=False,
+                                    padding_value=0.5),
+         [T(3, 5, 4), Npy([3, 5, 1])], opsets=(10, 11, 17)),  # unsorted lengths: a sort (TopK, opset 10)
+    case("rnn_packed", Packed(nn.RNN(4, 6, num_layers=2), batch_first=False), [T(5, 3, 4), Npy([5, 5, 2])], opsets=(11,)),
     # Cells (aten::*_cell, scripted): MatMul/Add and the gate activations.
     case("lstm_cell", LstmCellOp(nn.LSTMCell), [T(2, 8), T(2, 16), T(2, 16)], script=True,
          dynamic={0: [0], 1: [0], 2: [0]}),

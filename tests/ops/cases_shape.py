@@ -55,10 +55,9 @@ CASES = [
     case("expand", lambda x: x.expand(3, -1, 4), [T(1, 2, 1)]),
     case("size_arith", lambda x: x.reshape(x.shape[0] * x.shape[1], -1), [T(2, 3, 4)], dynamic={0: [0, 1]}),
     # flip / roll / repeat / tile / repeat_interleave
-    case("flip", lambda x: x.flip(-1, 0), [T(2, 3, 4)], opsets=(10, 11, 13, 17), dynamic={0: [0, 2]}),
+    case("flip", lambda x: x.flip(-1, 0), [T(2, 3, 4)], opsets=(9, 10, 11, 13, 17), dynamic={0: [0, 2]}),
     case("flip_int", lambda x: torch.flip(x, [1]), [T(2, 3, dtype="int64")]),
-    case("flip_opset9", lambda x: x.flip(0), [T(2, 3)], opsets=(9,), expect="error:opset-too-old",
-         operator_export_type="ONNX"),
+    case("flip_opset9", lambda x: x.flip(0).flip(1) * torch.flip(x > 0, [1]), [T(2, 3)], opsets=(9,)),  # a Gather per axis
     case("roll", lambda x: x.roll(2, -1), [T(2, 5)], opsets=(10, 11, 13, 17), dynamic={0: [1]}),
     case("roll_multi_negative", lambda x: torch.roll(x, (-1, 7), (0, 1)), [T(3, 4)]),
     case("roll_flat", lambda x: torch.roll(x, 3), [T(2, 3)]),
@@ -118,4 +117,53 @@ CASES += [
     case("list_add_joins_lists_script", ListConcatExpand(), [T(3)], script=True, opsets=(9, 11, 17)),
     case("view_to_zero_size", lambda x: x.view(0) + 1, [T(1, 0, 2)], opsets=(9, 11, 13, 14, 17)),
     case("reshape_zero_keeps_zero", lambda x: x.reshape(2, 0, 3), [T(3, 0, 2)], opsets=(11, 14)),
+]
+
+
+class TensorSplit(torch.nn.Module):
+    def __init__(self, arg, dim):
+        super().__init__()
+        self.arg, self.dim = arg, dim
+
+    def forward(self, x):
+        parts = torch.tensor_split(x, self.arg, self.dim)
+        return torch.cat([parts[0] * 2, parts[1], parts[-1] * 3], self.dim)
+
+
+CASES += [
+    # tensor_split: sections (the first len % n pieces one longer) or split indices; every opset.
+    case("tensor_split_sections", lambda x: torch.tensor_split(x, 3, dim=1), [T(2, 7)], opsets=(9, 11, 13, 17),
+         dynamic={0: [0]}),
+    case("tensor_split_indices", lambda x: torch.tensor_split(x, [1, 4], dim=-1), [T(2, 3, 7)], opsets=(9, 13, 17)),
+    case("tensor_split_more_than_len", lambda x: torch.tensor_split(x, 4, 0)[1:3], [T(3, 2)], opsets=(11, 13)),
+    case("tensor_split_script", TensorSplit(3, 0), [T(8, 2)], script=True, opsets=(11, 13, 17), dynamic={0: [1]}),
+    case("tensor_split_indices_script", TensorSplit([2, 3], 1), [T(2, 6)], script=True, opsets=(11, 17)),
+    # native_dropout in eval: the input and a mask of ones.
+    case("native_dropout_eval", lambda x: torch.native_dropout(x, 0.5, False), [T(3, 4)], opsets=(9, 12, 17),
+         dynamic={0: [0, 1]}),
+]
+
+# NumPy-style rearrangements (ops_rearrange.cpp), none of them in torch.onnx 1.13.
+CASES += [
+    case("rot90", lambda x: torch.rot90(x, 1, (1, 2)), [T(2, 3, 4)], opsets=(9, 11, 17), dynamic={0: [0, 1, 2]}),
+    case("rot90_k2_k3", lambda x: torch.rot90(x, 2) + torch.rot90(x, -1).transpose(0, 1), [T(4, 4)], opsets=(9, 13)),
+    case("fliplr_flipud", lambda x: torch.fliplr(x) * 2 + torch.flipud(x), [T(3, 4)], opsets=(9, 10, 17), dynamic={0: [0, 1]}),
+    case("stacks", lambda a, b: torch.cat([torch.hstack([a, b]).flatten(), torch.vstack([a, b]).flatten(),
+                                           torch.dstack([a, b]).flatten(), torch.column_stack([a, b]).flatten()]),
+         [T(2, 3), T(2, 3, seed=1)], opsets=(9, 17)),
+    case("stacks_1d", lambda a, b: torch.cat([torch.hstack([a, b]), torch.vstack([a, b]).flatten(),
+                                              torch.column_stack([a, b]).flatten()]), [T(3), T(3, seed=1)], opsets=(11,)),
+    case("atleast", lambda a: torch.atleast_3d(a).sum() + torch.atleast_2d(a).sum(0), [T(4)], opsets=(11,)),
+    case("ravel_narrow_copy", lambda a: torch.narrow_copy(a, 1, 1, 2).ravel(), [T(3, 5)], opsets=(9, 17)),
+    case("hsplit_vsplit_dsplit", lambda a: torch.stack([p.sum() for p in torch.hsplit(a, 2) + torch.vsplit(a, [1]) + torch.dsplit(a, 2)]),
+         [T(2, 4, 6)], opsets=(11, 17)),
+    case("channel_shuffle", lambda a: torch.nn.functional.channel_shuffle(a, 3), [T(2, 6, 3, 4)], opsets=(9, 17),
+         dynamic={0: [0, 2, 3]}),
+    case("native_channel_shuffle", lambda a: torch.native_channel_shuffle(a, 2), [T(1, 4, 5)], opsets=(11,)),
+    case("take_along_dim", lambda a: torch.take_along_dim(a, a.argsort(1)[:, :2], 1), [T(3, 5)], opsets=(11, 17),
+         dynamic={0: [0]}),
+    case("take_along_dim_flat", lambda a, i: torch.take_along_dim(a, i),
+         [T(3, 4), Npy(np.array([0, 11, 5]))], opsets=(11,)),
+    case("take_along_dim_broadcast", lambda a, i: torch.take_along_dim(a, i, 2),
+         [T(2, 3, 4), Npy(np.array([[[3, 0]]]))], opsets=(11,)),
 ]

@@ -49,3 +49,24 @@ CASES += [
     case("argsort_empty", lambda x: torch.argsort(x, -1), [T(2, 0)], opsets=(11, 13)),
     case("topk_empty_k0", lambda x: torch.topk(x, 0, 1), [T(3, 0)], opsets=(10, 11, 17)),
 ]
+
+# searchsorted (diffusion schedulers, piecewise-linear lookups): bucketize with the sequence first.
+CASES += [
+    case("searchsorted_1d", lambda s, v: torch.searchsorted(s, v), [Npy(np.array([-1.0, 0.0, 0.5, 2.0], dtype=np.float32)),
+                                                                  Npy(np.array([[-2.0, 0.0, 0.7], [2.0, 3.0, 0.5]], dtype=np.float32))],
+         opsets=(9, 11, 17)),
+    case("searchsorted_rows_right", lambda s, v: torch.searchsorted(s, v, right=True),
+         [Npy(np.array([[0, 1, 2, 3], [1, 1, 4, 9]], dtype=np.int64)), Npy(np.array([[1, 3], [1, 10]], dtype=np.int64))],
+         opsets=(11, 17)),
+    case("searchsorted_side_int32", lambda s, v: torch.searchsorted(s, v, side="right", out_int32=True),
+         [Npy(np.array([0.0, 1.0, 1.0, 2.0], dtype=np.float32)), Npy(np.array([1.0, 1.5], dtype=np.float32))], opsets=(11,)),
+]
+
+# kthvalue / median (lower median): TopK of the smallest, the last one; distinct values so that
+# the indices are unambiguous.
+CASES += [
+    case("kthvalue", lambda x: torch.kthvalue(x, 2, 1), [T(3, 5)], opsets=(11, 17), dynamic={0: [0]}),
+    case("kthvalue_keepdim", lambda x: torch.kthvalue(x, 3, 0, keepdim=True), [T(4, 2, 3)], opsets=(11,)),
+    case("median_dim", lambda x: torch.median(x, -1), [T(3, 6)], opsets=(11, 13, 17), dynamic={0: [0, 1]}),
+    case("median_all", lambda x: torch.median(x), [T(3, 5)], opsets=(11, 17), dynamic={0: [0, 1]}),
+]

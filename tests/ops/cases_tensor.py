@@ -131,3 +131,18 @@ CASES += [
     case("scripted_conj_is_none_is_pinned", ScriptedPredicates(), [T(3, 4)], script=True, opsets=(9, 11, 17)),
     case("scripted_not_of_data", NotOfData(), [T(3, 4)], script=True, opsets=(11, 17)),
 ]
+
+# Refused on purpose (core/src/convert/refused.def): random Gamma/Dirichlet draws.
+CASES += [
+    case("standard_gamma_refused", lambda x: torch._standard_gamma(x.abs() + 1), [T(3)], opsets=(11,),
+         expect="error:refused-op", operator_export_type="ONNX"),
+    case("dirichlet_refused", lambda x: torch._sample_dirichlet(x.abs() + 1), [T(2, 3)], opsets=(17,),
+         expect="error:refused-op", operator_export_type="ONNX"),
+]
+
+# triu_indices / tril_indices (pairwise terms, relative-position tables): host-computed constants.
+CASES += [
+    case("triu_indices", lambda x: x[torch.triu_indices(4, 4, 1)[0], torch.triu_indices(4, 4, 1)[1]], [T(4, 4)],
+         opsets=(11, 17), fold=False),  # two index tensors: opset 11
+    case("tril_indices_offset", lambda x: x + torch.tril_indices(3, 5, -1).sum(), [T(2)], opsets=(9, 11), fold=False),
+]

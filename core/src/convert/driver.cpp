@@ -173,7 +173,10 @@ Status convertNodes(Context& ctx, const std::vector<const ts::Node*>& nodes, std
       ctx.setCurrent(n);  // a converter with blocks converts nested nodes
     } else {
       int need = registry.minOpset(n->kind);
-      Diagnostic d = need > opset
+      const RefusedOp* refused = refusedOp(n->kind);
+      Diagnostic d = refused ? n->error("refused-op", n->kind + " is refused on purpose: " + refused->reason,
+                                        refused->action)
+                     : need > opset
                          ? ctx.needsOpset(need, n->kind)
                          : n->error("unsupported-op", "no ONNX conversion for " + n->kind + " (opset " +
                                                           std::to_string(opset) + ")",

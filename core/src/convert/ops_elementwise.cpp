@@ -120,6 +120,38 @@ ConvertFn unary(const std::string& op) {
   };
 }
 
+// round(self) / round(self, *, decimals): half to even, as PyTorch. decimals d scales by 10^d
+// first (PyTorch: round(x * 10^d) / 10^d, and x / 10^-d ... * 10^-d for negative d). Round from
+// opset 11; below it Floor(x + 0.5), one less where that was a tie that landed on an odd number.
+Status convertRound(Context& ctx, const Node& n) {
+  const DType dt = n.output(0)->meta.dtype;
+  OXPORT_ASSIGN(std::string x, ctx.tensorOfType(n.input(0), dt));
+  if (!isFloating(dt)) return bindOut(ctx, n, ctx.emit1("Identity", {x}));
+  int64_t decimals = 0;
+  if (const Value* d = namedArg(n, "decimals")) { OXPORT_ASSIGN(decimals, ctx.constInt(d)); }
+  double ten = 1;
+  for (int64_t i = 0; i < (decimals < 0 ? -decimals : decimals); ++i) ten *= 10;
+  std::string scale = ctx.constScalar(ten, dt);
+  if (decimals > 0) x = ctx.emit1("Mul", {x, scale});
+  else if (decimals < 0) x = ctx.emit1("Div", {x, scale});
+  std::string r;
+  if (ctx.opset() >= 11) {
+    r = ctx.emit1("Round", {x});
+  } else {
+    std::string half = ctx.constScalar(0.5, dt), two = ctx.constScalar(2, dt), one = ctx.constScalar(1, dt);
+    std::string up = ctx.emit1("Floor", {ctx.emit1("Add", {x, half})});
+    // Equal takes floats from opset 11 only: a tie is up - x neither below nor above 0.5.
+    std::string d = ctx.emit1("Sub", {up, x});
+    std::string tie = ctx.emit1("Not", {ctx.emit1("Or", {ctx.emit1("Less", {d, half}), ctx.emit1("Greater", {d, half})})});
+    std::string odd_part = ctx.emit1("Sub", {up, ctx.emit1("Mul", {two, ctx.emit1("Floor", {ctx.emit1("Div", {up, two})})})});
+    std::string odd = ctx.emit1("Greater", {odd_part, half});
+    r = ctx.emit1("Where", {ctx.emit1("And", {tie, odd}), ctx.emit1("Sub", {up, one}), up});
+  }
+  if (decimals > 0) r = ctx.emit1("Div", {r, scale});
+  else if (decimals < 0) r = ctx.emit1("Mul", {r, scale});
+  return bindOut(ctx, n, r);
+}
+
 Status convertRsqrt(Context& ctx, const Node& n) {
   OXPORT_ASSIGN(std::string x, ctx.tensorOfType(n.input(0), n.output(0)->meta.dtype));
   return bindOut(ctx, n, ctx.emit1("Reciprocal", {ctx.emit1("Sqrt", {x})}));
@@ -276,8 +308,8 @@ void registerElementwiseOps(Registry& r) {
   r.add("aten::sinh", unary("Sinh"));
   r.add("aten::cosh", unary("Cosh"));
   r.add("aten::erf", unary("Erf"));
-  r.add("aten::sign", unary("Sign"));
-  r.add("aten::round", unary("Round"), 11);
+  addAll(r, {"aten::sign", "aten::sgn"}, unary("Sign"));
+  addAll(r, {"aten::round", "aten::round_"}, convertRound);
   r.add("aten::eq", compare("Equal"));
   r.add("aten::ne", compare("Equal", true));
   r.add("aten::lt", compare("Less"));

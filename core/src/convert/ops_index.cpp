@@ -426,6 +426,36 @@ Status convertEmbedding(Context& ctx, const Node& n) {
   return bindOut(ctx, n, ctx.emit1("Gather", {w, idx}, {attrInt("axis", 0)}));
 }
 
+// embedding_renorm_(weight, indices, max_norm, norm_type) -> weight whose rows looked up by
+// `indices` are scaled to a norm of at most max_norm (by max_norm / (norm + 1e-7), as PyTorch).
+// Every row's norm and a [V] membership mask from comparing indices with 0..V-1: no scatter, so
+// every opset takes it.
+Status convertEmbeddingRenorm(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(std::string w, ctx.tensor(n.input(0)));
+  const DType dt = ctx.dtype(n.input(0));
+  if (!isFloating(dt) || ctx.rank(n.input(0)) != 2)
+    return ctx.error("bad-argument", "embedding_renorm needs a 2-D floating-point weight");
+  OXPORT_ASSIGN(std::string idx, ctx.tensor(n.input(1)));
+  idx = ctx.reshape(toInt64(ctx, idx, ctx.dtype(n.input(1))), {1, -1});        // [1, N]
+  OXPORT_ASSIGN(double max_norm, ctx.constDouble(n.input(2)));
+  OXPORT_ASSIGN(double p, ctx.constDouble(n.input(3)));
+  std::string rows = dimSize(ctx, w, 0);
+  if (ctx.opset() < 11) idx = wrapNegative(ctx, idx, w, 0);
+  std::string hit = ctx.emit1("Equal", {ctx.unsqueeze(arangeOf(ctx, rows), {1}), idx});    // [V, N]
+  std::string member = ctx.cast(reduceOver(ctx, "ReduceMax", ctx.cast(hit, DType::Int32), {1}, true), DType::Bool);
+  std::string norm;
+  if (p == 2.0) norm = reduceOver(ctx, "ReduceL2", w, {1}, true);
+  else if (p == 1.0) norm = reduceOver(ctx, "ReduceL1", w, {1}, true);
+  else {
+    std::string a = ctx.emit1("Pow", {ctx.emit1("Abs", {w}), ctx.constScalar(p, dt)});
+    norm = ctx.emit1("Pow", {reduceOver(ctx, "ReduceSum", a, {1}, true), ctx.constScalar(1.0 / p, dt)});
+  }
+  std::string maxn = ctx.constScalar(max_norm, dt);
+  std::string scale = ctx.emit1("Div", {maxn, ctx.emit1("Add", {norm, ctx.constScalar(1e-7, dt)})});
+  std::string apply = ctx.emit1("And", {member, ctx.emit1("Greater", {norm, maxn})});
+  return bindOut(ctx, n, ctx.emit1("Where", {apply, ctx.emit1("Mul", {w, scale}), w}));
+}
+
 // embedding_bag(weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights,
 // include_last_offset, padding_idx): the bags as a [B, N] membership matrix over the looked-up
 // rows (sum/mean: a MatMul; max: a masked ReduceMax). Empty bags give zeros, as in PyTorch.
@@ -638,6 +668,7 @@ void registerIndexOps(Registry& r) {
   r.add("aten::one_hot", convertOneHot);
   r.add("aten::embedding", convertEmbedding);
   r.add("aten::embedding_bag", convertEmbeddingBag);
+  addAll(r, {"aten::embedding_renorm", "aten::embedding_renorm_"}, convertEmbeddingRenorm);
   addAll(r, {"aten::_unique", "aten::_unique2"}, uniqueOp(false));
   r.add("aten::unique_dim", uniqueOp(true));
 }

@@ -1,5 +1,5 @@
 // Triangles and products of several tensors: tril/triu (Trilu from opset 14, a mask below it),
-// einsum (Einsum from opset 12), outer products, unflatten.
+// einsum (Einsum from opset 12), outer products, unflatten, tensordot, diagonal.
 #include <algorithm>
 #include <cctype>
 
@@ -91,6 +91,146 @@ Status convertUnflatten(Context& ctx, const Node& n) {
   return bindOut(ctx, n, ctx.emit1("Reshape", {x, shape}));
 }
 
+// tensordot(a, b, dims_a, dims_b): a's free axes then its contracted ones, b's contracted axes
+// then its free ones, each flattened to 2-D (Flatten takes dynamic sizes), one MatMul, and the
+// free sizes of both restored. Every opset (torch.onnx has it from 12, as an Einsum).
+Status convertTensordot(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {0, 1}));
+  const int ra = ctx.rank(n.input(0)), rb = ctx.rank(n.input(1));
+  OXPORT_ASSIGN(auto da, ctx.constInts(n.input(2)));
+  OXPORT_ASSIGN(auto db, ctx.constInts(n.input(3)));
+  if (da.size() != db.size()) return ctx.error("bad-argument", "tensordot: dims_a and dims_b differ in length");
+  for (auto& d : da) d = ctx.normDim(d, ra);
+  for (auto& d : db) d = ctx.normDim(d, rb);
+  auto order = [](int rank, const std::vector<int64_t>& contracted, bool contracted_first) {
+    std::vector<int64_t> freeAxes, perm;
+    for (int64_t i = 0; i < rank; ++i)
+      if (std::find(contracted.begin(), contracted.end(), i) == contracted.end()) freeAxes.push_back(i);
+    if (contracted_first) { perm = contracted; perm.insert(perm.end(), freeAxes.begin(), freeAxes.end()); }
+    else { perm = freeAxes; perm.insert(perm.end(), contracted.begin(), contracted.end()); }
+    return perm;
+  };
+  const DType dt = ctx.dtype(n.output(0));
+  // ONNX Runtime's MatMul: float, double, int32, int64 (others through float or int64).
+  DType run = dt;
+  if (dt == DType::Float16 || dt == DType::BFloat16) run = DType::Float32;
+  else if (!isFloating(dt) && dt != DType::Int32 && dt != DType::Int64) run = DType::Int64;
+  std::string a = ins[0], b = ins[1];
+  if (run != dt) { a = ctx.cast(a, run); b = ctx.cast(b, run); }
+  const int64_t nc = static_cast<int64_t>(da.size());
+  const int64_t fa = ra - nc;
+  a = ctx.emit1("Transpose", {a}, {attrInts("perm", order(ra, da, false))});
+  b = ctx.emit1("Transpose", {b}, {attrInts("perm", order(rb, db, true))});
+  std::string m = ctx.emit1("MatMul", {ctx.emit1("Flatten", {a}, {attrInt("axis", fa)}),
+                                       ctx.emit1("Flatten", {b}, {attrInt("axis", nc)})});
+  std::vector<std::string> parts;
+  if (fa > 0) parts.push_back(ctx.slice(ctx.shapeOf(a), {0}, {fa}, {0}));
+  if (rb - nc > 0) parts.push_back(ctx.slice(ctx.shapeOf(b), {nc}, {kInt64Max}, {0}));
+  std::string shape = parts.empty() ? ctx.constInt64s({}) : parts.size() == 1 ? parts[0]
+                                    : ctx.emit1("Concat", parts, {attrInt("axis", 0)});
+  std::string y = ctx.emit1("Reshape", {m, shape});
+  if (run != dt) y = ctx.cast(y, dt);
+  return bindOut(ctx, n, y);
+}
+
+// diagonal(self, offset, dim1, dim2): dim1 and dim2 moved last and flattened together, then one
+// Gather of the flat positions (r0 + i) * n2 + c0 + i, i < max(0, min(n1 - r0, n2 - c0)) with
+// r0 = max(-offset, 0), c0 = max(offset, 0). Sizes may be dynamic; every opset.
+Result<std::string> diagonalOf(Context& ctx, std::string x, int rank, int64_t offset, int64_t d1, int64_t d2) {
+  d1 = ctx.normDim(d1, rank);
+  d2 = ctx.normDim(d2, rank);
+  if (rank < 2 || d1 == d2 || d1 < 0 || d2 < 0 || d1 >= rank || d2 >= rank)
+    return ctx.error("bad-argument", "diagonal: dim1 and dim2 must be two different axes of a tensor of rank >= 2");
+  std::vector<int64_t> perm;
+  for (int64_t i = 0; i < rank; ++i)
+    if (i != d1 && i != d2) perm.push_back(i);
+  perm.push_back(d1);
+  perm.push_back(d2);
+  x = ctx.emit1("Transpose", {x}, {attrInts("perm", perm)});
+  std::string n1 = dimSize(ctx, x, rank - 2), n2 = dimSize(ctx, x, rank - 1);
+  std::vector<std::string> shape;
+  if (rank > 2) shape.push_back(ctx.slice(ctx.shapeOf(x), {0}, {rank - 2}, {0}));
+  shape.push_back(ctx.constInt64s({-1}));
+  std::string flat = ctx.emit1("Reshape", {x, shape.size() == 1 ? shape[0] : ctx.emit1("Concat", shape, {attrInt("axis", 0)})});
+  const int64_t r0 = std::max<int64_t>(-offset, 0), c0 = std::max<int64_t>(offset, 0);
+  std::string len = ctx.emit1("Concat", {ctx.emit1("Sub", {n1, ctx.constInt64s({r0})}),
+                                         ctx.emit1("Sub", {n2, ctx.constInt64s({c0})})}, {attrInt("axis", 0)});
+  len = reduceOver(ctx, "ReduceMin", len, {0}, true);
+  len = reduceOver(ctx, "ReduceMax", ctx.emit1("Concat", {len, ctx.constInt64s({0})}, {attrInt("axis", 0)}), {0}, true);
+  std::string i = arangeOf(ctx, len);
+  std::string pos = ctx.emit1("Add", {ctx.emit1("Mul", {ctx.emit1("Add", {i, ctx.constInt64s({r0})}), n2}),
+                                      ctx.emit1("Add", {i, ctx.constInt64s({c0})})});
+  return ctx.emit1("Gather", {flat, pos}, {attrInt("axis", rank - 2)});
+}
+
+Status convertDiagonal(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  int64_t offset = 0, d1 = 0, d2 = 1;
+  if (n.inputs.size() > 1) { OXPORT_ASSIGN(offset, ctx.constInt(n.input(1))); }
+  if (n.inputs.size() > 2) { OXPORT_ASSIGN(d1, ctx.constInt(n.input(2))); }
+  if (n.inputs.size() > 3) { OXPORT_ASSIGN(d2, ctx.constInt(n.input(3))); }
+  OXPORT_ASSIGN(std::string y, diagonalOf(ctx, x, ctx.rank(n.input(0)), offset, d1, d2));
+  return bindOut(ctx, n, y);
+}
+
+// trace(self): the sum of the main diagonal of a matrix.
+Status convertTrace(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(std::string x, ctx.tensorOfType(n.input(0), n.output(0)->meta.dtype));
+  OXPORT_ASSIGN(std::string d, diagonalOf(ctx, x, ctx.rank(n.input(0)), 0, 0, 1));
+  return bindOut(ctx, n, reduceOver(ctx, "ReduceSum", d, {0}, false));
+}
+
+// diag_embed(self, offset, dim1=-2, dim2=-1) for the last two axes: out[..., i, j] = x[..., i - r0]
+// where j - i == offset, else 0 (a Gather and a Where, so infinities stay off the diagonal).
+Result<std::string> diagEmbed(Context& ctx, const std::string& x, int rank, DType dt, int64_t offset) {
+  std::string nlen = dimSize(ctx, x, rank - 1);
+  const int64_t k = offset < 0 ? -offset : offset, r0 = std::max<int64_t>(-offset, 0);
+  std::string m = ctx.emit1("Add", {nlen, ctx.constInt64s({k})});
+  std::string ar = arangeOf(ctx, m);
+  std::string i = ctx.unsqueeze(ar, {1}), j = ctx.unsqueeze(ar, {0});
+  std::string on = ctx.emit1("Equal", {ctx.emit1("Sub", {j, i}), ctx.constInt64s({offset})});  // [m, m]
+  // Row i reads x[i - r0], clamped into range (those positions are off the diagonal anyway).
+  std::string src = ctx.emit1("Sub", {i, ctx.constInt64s({r0})});
+  src = ctx.emit1("Where", {ctx.emit1("Less", {src, ctx.constInt64s({0})}), ctx.constInt64s({0}), src});
+  std::string last = ctx.emit1("Sub", {nlen, ctx.constInt64s({1})});
+  src = ctx.emit1("Where", {ctx.emit1("Greater", {src, last}), last, src});
+  src = ctx.emit1("Expand", {src, ctx.shapeOf(on)});
+  std::string picked = ctx.emit1("Gather", {x, src}, {attrInt("axis", rank - 1)});            // [..., m, m]
+  return whereTyped(ctx, on, picked, ctx.constScalar(0, dt), dt);
+}
+
+Status convertDiagEmbed(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  const int rank = ctx.rank(n.input(0));
+  int64_t offset = 0, d1 = -2, d2 = -1;
+  if (n.inputs.size() > 1) { OXPORT_ASSIGN(offset, ctx.constInt(n.input(1))); }
+  if (n.inputs.size() > 2) { OXPORT_ASSIGN(d1, ctx.constInt(n.input(2))); }
+  if (n.inputs.size() > 3) { OXPORT_ASSIGN(d2, ctx.constInt(n.input(3))); }
+  d1 = ctx.normDim(d1, rank + 1);
+  d2 = ctx.normDim(d2, rank + 1);
+  if (d1 != rank - 1 || d2 != rank)
+    return ctx.error("unsupported-form", "diag_embed into other axes than the last two",
+                     "use the default dims and move the axes with permute afterwards");
+  OXPORT_ASSIGN(std::string y, diagEmbed(ctx, x, rank, ctx.dtype(n.input(0)), offset));
+  return bindOut(ctx, n, y);
+}
+
+// diag(self, diagonal=0): a 1-D input becomes a matrix with it on that diagonal; a 2-D input gives
+// that diagonal.
+Status convertDiag(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  int64_t offset = 0;
+  if (n.inputs.size() > 1) { OXPORT_ASSIGN(offset, ctx.constInt(n.input(1))); }
+  const int rank = ctx.rank(n.input(0));
+  if (rank == 1) {
+    OXPORT_ASSIGN(std::string y, diagEmbed(ctx, x, rank, ctx.dtype(n.input(0)), offset));
+    return bindOut(ctx, n, y);
+  }
+  if (rank != 2) return ctx.error("bad-argument", "diag needs a 1-D or 2-D tensor");
+  OXPORT_ASSIGN(std::string y, diagonalOf(ctx, x, 2, offset, 0, 1));
+  return bindOut(ctx, n, y);
+}
+
 }  // namespace
 
 void registerLinalgOps(Registry& r) {
@@ -99,6 +239,11 @@ void registerLinalgOps(Registry& r) {
   r.add("aten::einsum", convertEinsum, 12);
   addAll(r, {"aten::outer", "aten::ger"}, convertOuter);
   r.add("aten::unflatten", convertUnflatten);
+  r.add("aten::tensordot", convertTensordot);
+  r.add("aten::diagonal", convertDiagonal);
+  r.add("aten::diag", convertDiag);
+  r.add("aten::diag_embed", convertDiagEmbed);
+  r.add("aten::trace", convertTrace);
 }
 
 }  // namespace oxport::convert

@@ -1,4 +1,5 @@
-// Linear algebra: linear, addmm, matmul, mm, bmm, t.
+// Linear algebra: linear, addmm, matmul, mm, bmm, t; addmv/addr/addbmm, multi_dot,
+// matrix_power and bilinear (nn.Bilinear).
 #include <algorithm>
 
 #include "convert/registry.h"
@@ -109,9 +110,80 @@ Status convertT(Context& ctx, const Node& n) {
   return bindOut(ctx, n, ctx.emit1("Transpose", {x}, {attrInts("perm", {1, 0})}));
 }
 
+// beta * self + alpha * product, for addmv(self, mat, vec) / addr(self, vec1, vec2) /
+// addbmm(self, batch1, batch2); beta = 0 ignores self (NaN in it included), as PyTorch.
+enum class AddProduct { Mv, Outer, SumOfBmm };
+ConvertFn addProduct(AddProduct kind) {
+  return [kind](Context& ctx, const Node& n) -> Status {
+    const DType dt = n.output(0)->meta.dtype;
+    OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {0, 1, 2}));
+    double beta = 1.0, alpha = 1.0;
+    if (const Value* b = namedArg(n, "beta")) { OXPORT_ASSIGN(beta, ctx.constDouble(b)); }
+    if (const Value* a = namedArg(n, "alpha")) { OXPORT_ASSIGN(alpha, ctx.constDouble(a)); }
+    std::string p;
+    if (kind == AddProduct::Mv) p = ctx.emit1("MatMul", {ins[1], ins[2]});
+    else if (kind == AddProduct::Outer) p = ctx.emit1("Mul", {ctx.unsqueeze(ins[1], {1}), ctx.unsqueeze(ins[2], {0})});
+    else p = reduceOver(ctx, "ReduceSum", ctx.emit1("MatMul", {ins[1], ins[2]}), {0}, false);
+    if (alpha != 1.0) p = ctx.emit1("Mul", {p, ctx.constScalar(alpha, dt)});
+    if (beta == 0.0) return bindOut(ctx, n, p);
+    std::string self = beta == 1.0 ? ins[0] : ctx.emit1("Mul", {ins[0], ctx.constScalar(beta, dt)});
+    return bindOut(ctx, n, ctx.emit1("Add", {self, p}));
+  };
+}
+
+// linalg_multi_dot(tensors): MatMul left to right (a 1-D first/last operand is a row/column).
+Status convertMultiDot(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(auto xs, ctx.tensorList(n.input(0)));
+  if (xs.empty()) return ctx.error("bad-argument", "multi_dot of no tensors");
+  std::string y = xs[0];
+  for (size_t i = 1; i < xs.size(); ++i) y = ctx.emit1("MatMul", {y, xs[i]});
+  return bindOut(ctx, n, xs.size() == 1 ? ctx.emit1("Identity", {y}) : y);
+}
+
+// linalg_matrix_power / matrix_power(self, n) for n >= 1: repeated squaring with MatMul.
+Status convertMatrixPower(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  OXPORT_ASSIGN(int64_t k, ctx.constInt(n.input(1)));
+  if (k < 1)
+    return ctx.error("unsupported-form", "matrix_power with an exponent below 1 (an identity or an inverse)",
+                     "use an exponent of 1 or more");
+  std::string result, base = x;
+  for (int64_t e = k; e > 0; e >>= 1) {
+    if (e & 1) result = result.empty() ? base : ctx.emit1("MatMul", {result, base});
+    if (e > 1) base = ctx.emit1("MatMul", {base, base});
+  }
+  return bindOut(ctx, n, result == x ? ctx.emit1("Identity", {x}) : result);
+}
+
+// bilinear(input1, input2, weight[o, i, j], bias): y[..., o] = x1 W[o] x2 + b[o], as
+// (x1 @ W as [i, o*j]) reshaped [B, o, j], times x2, summed over j.
+Status convertBilinear(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {0, 1, 2}));
+  const auto& ws = ctx.meta(n.input(2)).shape;
+  if (ws.size() != 3) return ctx.error("bad-argument", "bilinear needs a 3-D weight");
+  const int64_t o = ws[0], i = ws[1], j = ws[2];
+  std::string x1 = ctx.reshape(ins[0], {-1, i}), x2 = ctx.reshape(ins[1], {-1, j});
+  std::string w = ctx.reshape(ctx.emit1("Transpose", {ins[2]}, {attrInts("perm", {1, 0, 2})}), {i, o * j});
+  std::string t = ctx.reshape(ctx.emit1("MatMul", {x1, w}), {-1, o, j});
+  std::string y = reduceOver(ctx, "ReduceSum", ctx.emit1("Mul", {t, ctx.unsqueeze(x2, {1})}), {2}, false);
+  if (n.inputs.size() > 3 && !ctx.isNone(n.input(3))) {
+    OXPORT_ASSIGN(std::string b, ctx.tensorOfType(n.input(3), n.output(0)->meta.dtype));
+    y = ctx.emit1("Add", {y, b});
+  }
+  const int rank = ctx.rank(n.input(0));
+  std::string lead = ctx.slice(ctx.shapeOf(ins[0]), {0}, {rank - 1}, {0});
+  return bindOut(ctx, n, ctx.emit1("Reshape", {y, ctx.emit1("Concat", {lead, ctx.constInt64s({o})}, {attrInt("axis", 0)})}));
+}
+
 }  // namespace
 
 void registerLinearOps(Registry& r) {
+  r.add("aten::addmv", addProduct(AddProduct::Mv));
+  r.add("aten::addr", addProduct(AddProduct::Outer));
+  r.add("aten::addbmm", addProduct(AddProduct::SumOfBmm));
+  r.add("aten::linalg_multi_dot", convertMultiDot);
+  addAll(r, {"aten::linalg_matrix_power", "aten::matrix_power"}, convertMatrixPower);
+  r.add("aten::bilinear", convertBilinear);
   r.add("aten::linear", convertLinear);
   r.add("aten::addmm", convertAddmm);
   addAll(r, {"aten::matmul", "aten::mm", "aten::bmm"}, convertMatmul);

@@ -129,6 +129,29 @@ Status convertDropout(Context& ctx, const Node& n) {
   return bindOut(ctx, n, outs[0]);
 }
 
+// native_dropout(input, p, train) -> (output, mask): in eval the input and a mask of ones; in
+// training mode ONNX Dropout with its mask output (opset 12).
+Status convertNativeDropout(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  bool train = ctx.trainingForm();
+  if (ctx.settings().training == TrainingMode::Preserve && n.inputs.size() > 2 && !ctx.isNone(n.input(2))) {
+    if (auto t = ctx.maybeInt(n.input(2))) train = *t != 0;
+  }
+  if (!train) {
+    ctx.bind(n.output(0), x);
+    ctx.bind(n.output(1), ctx.emit1("Expand", {ctx.constScalar(1, DType::Bool), ctx.shapeOf(x)}));
+    return okStatus();
+  }
+  if (ctx.opset() < 12) return ctx.needsOpset(12, "native_dropout in training mode (Dropout training_mode)");
+  OXPORT_ASSIGN(double p, ctx.constDouble(n.input(1)));
+  DType dt = ctx.dtype(n.input(0));
+  std::string ratio = ctx.constScalar(p, dt == DType::Float64 ? DType::Float64 : DType::Float32);
+  auto outs = ctx.emit("Dropout", {x, ratio, ctx.constScalar(1, DType::Bool)}, 2);
+  ctx.bind(n.output(0), outs[0]);
+  ctx.bind(n.output(1), outs[1]);
+  return okStatus();
+}
+
 // prim::unchecked_cast (Optional[T] -> T in scripted code) and aten::list (a copy of a list):
 // the value itself, of any kind.
 Status convertUncheckedCast(Context& ctx, const Node& n) {
@@ -200,6 +223,7 @@ void registerStructuralOps(Registry& r) {
              "aten::_cast_Int", "aten::_cast_Bool", "aten::_cast_Double", "aten::_cast_Byte", "aten::_cast_Char",
              "aten::_cast_Short", "aten::_cast_Half", "aten::_cast_BFloat16", "aten::bfloat16"},
          convertCastToOutput);
+  r.add("aten::native_dropout", convertNativeDropout);
   addAll(r, {"aten::dropout", "aten::dropout_", "aten::feature_dropout", "aten::feature_dropout_",
              "aten::alpha_dropout", "aten::alpha_dropout_", "aten::feature_alpha_dropout",
              "aten::feature_alpha_dropout_"},

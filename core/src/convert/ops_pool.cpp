@@ -257,9 +257,33 @@ ConvertFn adaptivePool(size_t nd, bool is_max) {
   };
 }
 
+// max_unpool2d(self, indices, output_size) / max_unpool3d(self, indices, output_size, stride,
+// padding): each value scattered to its index within its (n, c) plane of the output, zeros
+// elsewhere: ScatterElements over the flattened planes (opset 11).
+Status convertMaxUnpool(Context& ctx, const Node& n) {
+  if (ctx.opset() < 11) return ctx.needsOpset(11, n.kind + " (ScatterElements)");
+  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  OXPORT_ASSIGN(std::string idx, ctx.tensorOfType(n.input(1), DType::Int64));
+  // output_size may be computed at run time (the pooled input's size when it is not given).
+  OXPORT_ASSIGN(std::string size, ctx.intsTensor(n.input(2)));
+  const int rank = ctx.rank(n.input(0));
+  if (rank != ctx.rank(n.output(0)) || rank < 3)
+    return ctx.error("unsupported-form", n.kind + " of a batch-less input", "add the batch axis (unsqueeze(0))");
+  const DType dt = ctx.dtype(n.input(0));
+  std::string nc = ctx.slice(ctx.shapeOf(x), {0}, {2}, {0});
+  std::string flat_shape = ctx.emit1("Concat", {nc, ctx.constInt64s({-1})}, {attrInt("axis", 0)});
+  std::string out_shape = ctx.emit1("Concat", {nc, size}, {attrInt("axis", 0)});
+  std::string zeros = ctx.emit1("Reshape", {ctx.emit1("Expand", {ctx.constScalar(0, dt), out_shape}), flat_shape});
+  std::string out = ctx.emit1("ScatterElements", {zeros, ctx.emit1("Reshape", {idx, flat_shape}), ctx.emit1("Reshape", {x, flat_shape})},
+                              {attrInt("axis", 2)});
+  return bindOut(ctx, n, ctx.emit1("Reshape", {out, out_shape}));
+}
+
 }  // namespace
 
 void registerPoolOps(Registry& r) {
+  r.add("aten::max_unpool2d", convertMaxUnpool);
+  r.add("aten::max_unpool3d", convertMaxUnpool);
   for (size_t nd = 1; nd <= 3; ++nd) {
     std::string d = std::to_string(nd) + "d";
     r.add("aten::max_pool" + d, maxPool(nd, false));

@@ -80,24 +80,105 @@ Result<std::string> stackedParam(Context& ctx, const std::vector<std::vector<con
   return dirs.size() == 1 ? dirs[0] : ctx.emit1("Concat", dirs, {attrInt("axis", 0)});
 }
 
+// lengths[b] = #{t : batch_sizes[t] > b} for b < batch (int64): exact, as packing sorts the
+// lengths in decreasing order.
+std::string lengthsFromBatchSizes(Context& ctx, const std::string& bs, const std::string& batch) {
+  std::string b = ctx.unsqueeze(arangeOf(ctx, batch), {0});             // [1, B]
+  std::string gt = ctx.emit1("Greater", {ctx.unsqueeze(bs, {1}), b});   // [T, B]
+  return reduceOver(ctx, "ReduceSum", ctx.cast(gt, DType::Int64), {0}, false);
+}
+
+// The consumers a packed sequence's data may have: the RNNs' .data overloads (and the unpacking).
+Status packedUsersOnly(Context& ctx, const Value* v, const std::string& what) {
+  for (const Node* u : v->users) {
+    const bool rnn = !u->arg_names.empty() && u->arg_names[0] == "data" &&
+                     (u->kind == "aten::lstm" || u->kind == "aten::gru" || u->kind == "aten::rnn_tanh" ||
+                      u->kind == "aten::rnn_relu");
+    if (!rnn && u->kind != "aten::_pad_packed_sequence")
+      return ctx.error("unsupported-form",
+                       what + " is read by " + u->kind + ": only an RNN and pad_packed_sequence can take a "
+                       "packed sequence's data here (its ONNX form is the padded tensor)",
+                       "run the op on the padded tensor (pad_packed_sequence first)");
+  }
+  return okStatus();
+}
+
+// _pack_padded_sequence(input, lengths, batch_first) -> (data, batch_sizes). ONNX has no packed
+// layout: data stays the padded tensor, time-major; batch_sizes[t] = #{b : lengths[b] > t} for
+// t < max(lengths), so that size(batch_sizes, 0) and batch_sizes[0] read as in PyTorch.
+Status convertPackPadded(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  OXPORT_ASSIGN(std::string lengths, ctx.tensorOfType(n.input(1), DType::Int64));
+  OXPORT_ASSIGN(bool batch_first, ctx.constBool(n.input(2)));
+  OXPORT_TRY(packedUsersOnly(ctx, n.output(0), "the packed sequence's data"));
+  const int rank = ctx.rank(n.input(0));
+  if (batch_first) {
+    std::vector<int64_t> perm{1, 0};
+    for (int i = 2; i < rank; ++i) perm.push_back(i);
+    x = ctx.emit1("Transpose", {x}, {attrInts("perm", perm)});
+  }
+  std::string lens = ctx.reshape(lengths, {-1});
+  std::string maxlen = reduceOver(ctx, "ReduceMax", lens, {0}, true);
+  std::string t = ctx.unsqueeze(arangeOf(ctx, maxlen), {1});               // [T, 1]
+  std::string gt = ctx.emit1("Greater", {ctx.unsqueeze(lens, {0}), t});    // [T, B]
+  ctx.bind(n.output(0), x);
+  ctx.bind(n.output(1), reduceOver(ctx, "ReduceSum", ctx.cast(gt, DType::Int64), {1}, false));
+  return okStatus();
+}
+
+// _pad_packed_sequence(data, batch_sizes, batch_first, padding_value, total_length) ->
+// (padded, lengths): the RNN's time-major output, cut to total_length steps, padding_value past
+// each sequence's end.
+Status convertPadPacked(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(std::string y, ctx.tensor(n.input(0)));
+  OXPORT_ASSIGN(std::string bs, ctx.tensor(n.input(1)));
+  OXPORT_ASSIGN(bool batch_first, ctx.constBool(n.input(2)));
+  OXPORT_ASSIGN(double pad, ctx.constDouble(n.input(3)));
+  std::string steps = dimSize(ctx, bs, 0);
+  if (!ctx.isNone(n.input(4))) { OXPORT_ASSIGN(steps, ctx.tensorOfType(n.input(4), DType::Int64)); }
+  // The first `steps` time steps (a Gather, so that opset 9 takes a dynamic count too).
+  y = ctx.emit1("Gather", {y, arangeOf(ctx, ctx.reshape(steps, {1}))}, {attrInt("axis", 0)});
+  std::string lengths = lengthsFromBatchSizes(ctx, bs, dimSize(ctx, y, 1));
+  if (pad != 0.0) {
+    const DType dt = ctx.dtype(n.output(0));
+    std::string t = ctx.unsqueeze(arangeOf(ctx, dimSize(ctx, y, 0)), {1});       // [T, 1]
+    std::string past = ctx.emit1("Not", {ctx.emit1("Less", {t, ctx.unsqueeze(lengths, {0})})});  // [T, B]
+    const int rank = ctx.rank(n.output(0));
+    std::vector<int64_t> axes;
+    for (int i = 2; i < rank; ++i) axes.push_back(i);
+    if (!axes.empty()) past = ctx.unsqueeze(past, axes);
+    y = whereTyped(ctx, past, ctx.constScalar(pad, dt), y, dt);
+  }
+  if (batch_first) {
+    std::vector<int64_t> perm{1, 0};
+    for (int i = 2; i < ctx.rank(n.output(0)); ++i) perm.push_back(i);
+    y = ctx.emit1("Transpose", {y}, {attrInts("perm", perm)});
+  }
+  ctx.bind(n.output(0), y);
+  ctx.bind(n.output(1), lengths);
+  return okStatus();
+}
+
 // lstm(input, hx[], params[], has_biases, num_layers, dropout, train, bidirectional, batch_first)
 // gru/rnn_tanh/rnn_relu(input, hx, params[], has_biases, num_layers, dropout, train, bidirectional, batch_first)
 ConvertFn rnnOp(const RnnKind& k) {
   return [k](Context& ctx, const Node& n) -> Status {
     const bool lstm = std::string(k.onnx_op) == "LSTM";
-    if (!n.arg_names.empty() && n.arg_names[0] == "data")
-      return ctx.error("unsupported-form",
-                       n.kind + " on a packed sequence (nn.utils.rnn.pack_padded_sequence) has no ONNX form here",
-                       "run the RNN on the padded tensor and pass the lengths to the model separately");
+    // The .data overload runs on a packed sequence: (data, batch_sizes, hx, params, has_biases,
+    // num_layers, dropout, train, bidirectional). Its data is the padded time-major tensor that
+    // _pack_padded_sequence bound, and the lengths (from batch_sizes) become sequence_lens.
+    const bool packed = !n.arg_names.empty() && n.arg_names[0] == "data";
+    const size_t o = packed ? 1 : 0;
     if (n.inputs.size() < 9) return ctx.error("bad-argument", n.kind + ": unexpected overload");
     const Value* input = n.input(0);
-    OXPORT_ASSIGN(bool has_biases, ctx.constBool(n.input(3)));
-    OXPORT_ASSIGN(int64_t layers, ctx.constInt(n.input(4)));
-    OXPORT_ASSIGN(double dropout, ctx.constDouble(n.input(5)));
-    OXPORT_ASSIGN(bool train, ctx.constBool(n.input(6)));
-    OXPORT_ASSIGN(bool bidirectional, ctx.constBool(n.input(7)));
-    OXPORT_ASSIGN(bool batch_first, ctx.constBool(n.input(8)));
-    OXPORT_ASSIGN(auto params, ctx.listElements(n.input(2)));
+    OXPORT_ASSIGN(bool has_biases, ctx.constBool(n.input(3 + o)));
+    OXPORT_ASSIGN(int64_t layers, ctx.constInt(n.input(4 + o)));
+    OXPORT_ASSIGN(double dropout, ctx.constDouble(n.input(5 + o)));
+    OXPORT_ASSIGN(bool train, ctx.constBool(n.input(6 + o)));
+    OXPORT_ASSIGN(bool bidirectional, ctx.constBool(n.input(7 + o)));
+    bool batch_first = false;
+    if (!packed) { OXPORT_ASSIGN(batch_first, ctx.constBool(n.input(8))); }
+    OXPORT_ASSIGN(auto params, ctx.listElements(n.input(2 + o)));
     const int64_t dirs = bidirectional ? 2 : 1;
     const size_t per = has_biases ? 4 : 2;
     if (params.size() != static_cast<size_t>(layers * dirs) * per)
@@ -108,20 +189,25 @@ ConvertFn rnnOp(const RnnKind& k) {
       ctx.warn("training-op", n.kind + ": dropout between layers is left out of the ONNX graph");
     const int64_t hidden = ctx.meta(params[1]).shape.at(1);
 
-    const bool unbatched = ctx.rank(input) == 2;
+    const bool unbatched = !packed && ctx.rank(input) == 2;
     OXPORT_ASSIGN(std::string x, ctx.tensor(input));
+    std::string seq_lens;
+    if (packed) {
+      OXPORT_ASSIGN(std::string bs, ctx.tensor(n.input(1)));
+      seq_lens = ctx.cast(lengthsFromBatchSizes(ctx, bs, dimSize(ctx, x, 1)), DType::Int32);
+    }
     if (unbatched) x = ctx.unsqueeze(x, {1});
     else if (batch_first) x = ctx.emit1("Transpose", {x}, {attrInts("perm", {1, 0, 2})});
 
     // Initial states (L*D, B, H); a batch-less call has (L*D, H).
     std::string h0, c0;
     if (lstm) {
-      OXPORT_ASSIGN(auto hx, ctx.listElements(n.input(1)));
+      OXPORT_ASSIGN(auto hx, ctx.listElements(n.input(1 + o)));
       if (hx.size() != 2) return ctx.error("bad-argument", "lstm: hx must hold h0 and c0");
       OXPORT_ASSIGN(h0, ctx.tensor(hx[0]));
       OXPORT_ASSIGN(c0, ctx.tensor(hx[1]));
     } else {
-      OXPORT_ASSIGN(h0, ctx.tensor(n.input(1)));
+      OXPORT_ASSIGN(h0, ctx.tensor(n.input(1 + o)));
     }
     if (unbatched) {
       h0 = ctx.unsqueeze(h0, {1});
@@ -149,7 +235,7 @@ ConvertFn rnnOp(const RnnKind& k) {
       std::string B;
       if (has_biases) { OXPORT_ASSIGN(B, stackedParam(ctx, b, k, lname + "_B")); }
       std::string hl = layers == 1 ? h0 : ctx.slice(h0, {l * dirs}, {(l + 1) * dirs}, {0});
-      std::vector<std::string> ins{x, W, R, B, "", hl};
+      std::vector<std::string> ins{x, W, R, B, seq_lens, hl};
       if (lstm) ins.push_back(layers == 1 ? c0 : ctx.slice(c0, {l * dirs}, {(l + 1) * dirs}, {0}));
       auto outs = ctx.emit(k.onnx_op, ins, lstm ? 3 : 2, base);
       // Y (S, D, B, H) -> (S, B, D*H), the next layer's input.
@@ -267,6 +353,8 @@ void registerRnnOps(Registry& r) {
   r.add("aten::rnn_tanh", rnnOp(kRnnTanh));
   r.add("aten::rnn_relu", rnnOp(kRnnRelu));
   r.add("aten::lstm_cell", convertLstmCell);
+  r.add("aten::_pack_padded_sequence", convertPackPadded);
+  r.add("aten::_pad_packed_sequence", convertPadPacked);
   r.add("aten::gru_cell", convertGruCell);
   r.add("aten::rnn_tanh_cell", simpleCell("Tanh"));
   r.add("aten::rnn_relu_cell", simpleCell("Relu"));

@@ -208,6 +208,20 @@ ConvertFn splitOp(bool is_chunk) {
 }
 
 // unbind(self, dim): split into ones and squeeze each.
+// tensor_split(self, sections|indices|tensor_indices_or_sections, dim): the pieces' sizes along dim
+// as the example run produced them (PyTorch's rule: the first len % sections pieces one longer).
+Status convertTensorSplit(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  const int rank = ctx.rank(n.input(0));
+  int64_t dim = 0;
+  if (n.inputs.size() > 2) { OXPORT_ASSIGN(dim, ctx.constInt(n.input(2))); }
+  dim = ctx.normDim(dim, rank);
+  std::vector<int64_t> sizes;
+  for (const auto& m : n.output(0)->elem_meta) sizes.push_back(m.shape.at(static_cast<size_t>(dim)));
+  if (sizes.empty()) return ctx.error("unsupported-form", "tensor_split: the pieces' sizes are unknown");
+  return bindSplit(ctx, n, x, dim, sizes);
+}
+
 Status convertUnbind(Context& ctx, const Node& n) {
   OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
   OXPORT_ASSIGN(int64_t dim, ctx.constInt(n.input(1)));
@@ -314,13 +328,21 @@ std::string concatShape(Context& ctx, const std::vector<std::string>& parts) {
 }
 
 // flip(self, dims): a Slice with step -1 per flipped axis.
+// Below opset 10 (no negative steps): a Gather of n-1 .. 0 per flipped axis.
 Status convertFlip(Context& ctx, const Node& n) {
-  if (ctx.opset() < 10) return ctx.needsOpset(10, "flip (Slice with negative steps)");
   OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
   const int rank = ctx.rank(n.input(0));
   OXPORT_ASSIGN(auto dims, ctx.constInts(n.input(1)));
   if (dims.empty()) return bindOut(ctx, n, ctx.emit1("Identity", {x}));
   for (auto& d : dims) d = ctx.normDim(d, rank);
+  if (ctx.opset() < 10) {
+    for (int64_t d : dims) {
+      std::string size = dimSize(ctx, x, d);
+      std::string idx = ctx.emit1("Sub", {ctx.emit1("Sub", {size, ctx.constInt64s({1})}), arangeOf(ctx, size)});
+      x = ctx.emit1("Gather", {x, idx}, {attrInt("axis", d)});
+    }
+    return bindOut(ctx, n, x);
+  }
   const size_t k = dims.size();
   return bindOut(ctx, n, ctx.slice(x, std::vector<int64_t>(k, -1), std::vector<int64_t>(k, std::numeric_limits<int64_t>::min()),
                                    dims, std::vector<int64_t>(k, -1)));
@@ -694,6 +716,7 @@ Status convertLen(Context& ctx, const Node& n) {
 }  // namespace
 
 void registerShapeOps(Registry& r) {
+  r.add("aten::tensor_split", convertTensorSplit);
   r.add("aten::size", convertSize);
   r.add("aten::flatten", convertFlatten);
   addAll(r, {"aten::view", "aten::reshape", "aten::_reshape_alias", "aten::_unsafe_view"}, convertReshape);

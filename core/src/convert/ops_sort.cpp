@@ -152,9 +152,102 @@ Status convertBucketize(Context& ctx, const Node& n) {
   return bindOut(ctx, n, castIf(ctx, count, DType::Int64, n.output(0)->meta.dtype));
 }
 
+// searchsorted(sorted_sequence, self, *, out_int32=False, right=False, side=None, sorter=None):
+// bucketize with the boundaries first; an N-D sequence searches row by row (its leading axes
+// match self's), so the count runs over sorted[..., None, :] against self[..., :, None].
+Status convertSearchsorted(Context& ctx, const Node& n) {
+  if (!n.input(1)->isTensor()) return ctx.error("unsupported-form", "searchsorted of a Python number is not supported");
+  const Value* sorter = namedArg(n, "sorter");
+  if (sorter && !ctx.isNone(sorter))
+    return ctx.error("unsupported-form", "searchsorted with a sorter", "sort the sequence first (torch.sort)");
+  const DType ds = ctx.dtype(n.input(0)), dx = ctx.dtype(n.input(1));
+  const bool same_ok = dx == ds && (dx == DType::Float32 || dx == DType::Float64 || dx == DType::Int32 || dx == DType::Int64);
+  const DType common = same_ok ? dx : DType::Float64;
+  OXPORT_ASSIGN(std::string seq, ctx.tensorOfType(n.input(0), common));
+  OXPORT_ASSIGN(std::string x, ctx.tensorOfType(n.input(1), common));
+  bool right = false;
+  if (const Value* r = namedArg(n, "right")) { OXPORT_ASSIGN(right, ctx.constBool(r)); }
+  if (const Value* side = namedArg(n, "side"); side && !ctx.isNone(side)) {
+    OXPORT_ASSIGN(std::string sd, ctx.constString(side));
+    right = sd == "right";
+  }
+  const int rank = ctx.rank(n.input(1)), srank = ctx.rank(n.input(0));
+  std::string xe = ctx.unsqueeze(x, {rank});                              // [..., M, 1]
+  std::string se = srank > 1 ? ctx.unsqueeze(seq, {srank - 1}) : seq;     // [..., 1, B] or [B]
+  std::string below = right ? ctx.emit1("Not", {ctx.emit1("Greater", {se, xe})}) : ctx.emit1("Greater", {xe, se});
+  std::string count = reduceOver(ctx, "ReduceSum", ctx.cast(below, DType::Int64), {rank}, false);
+  return bindOut(ctx, n, castIf(ctx, count, DType::Int64, n.output(0)->meta.dtype));
+}
+
+// The k-th smallest along `dim` (1-based k) and its index: TopK(largest=0) of k, the last of
+// them. Opset 11 (TopK's smallest).
+struct KthResult {
+  std::string values, indices;
+};
+KthResult kthSmallest(Context& ctx, const std::string& x, const std::string& k, int64_t dim, bool keep) {
+  auto tk = ctx.emit("TopK", {x, ctx.reshape(k, {1})}, 2, {attrInt("axis", dim), attrInt("largest", 0), attrInt("sorted", 1)});
+  std::string last = ctx.emit1("Sub", {ctx.reshape(k, {1}), ctx.constInt64s({1})});
+  KthResult r;
+  r.values = ctx.emit1("Gather", {tk[0], last}, {attrInt("axis", dim)});
+  r.indices = ctx.emit1("Gather", {tk[1], last}, {attrInt("axis", dim)});
+  if (!keep) {
+    r.values = ctx.squeeze(r.values, {dim});
+    r.indices = ctx.squeeze(r.indices, {dim});
+  }
+  return r;
+}
+
+// kthvalue(self, k, dim=-1, keepdim=False) -> (values, indices)
+Status convertKthvalue(Context& ctx, const Node& n) {
+  if (ctx.opset() < 11) return ctx.needsOpset(11, "kthvalue (TopK of the smallest)");
+  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  const int rank = ctx.rank(n.input(0));
+  OXPORT_ASSIGN(int64_t k, ctx.constInt(n.input(1)));
+  int64_t dim = -1;
+  bool keep = false;
+  if (n.inputs.size() > 2) { OXPORT_ASSIGN(dim, ctx.constInt(n.input(2))); }
+  if (n.inputs.size() > 3) { OXPORT_ASSIGN(keep, ctx.constBool(n.input(3))); }
+  dim = ctx.normDim(dim, std::max(rank, 1));
+  if (rank == 0) return ctx.error("unsupported-form", "kthvalue of a 0-d tensor");
+  KthResult r = kthSmallest(ctx, x, ctx.constInt64s({k}), dim, keep);
+  ctx.bind(n.output(0), r.values);
+  ctx.bind(n.output(1), r.indices);
+  return okStatus();
+}
+
+// median(self) / median(self, dim, keepdim) -> (values, indices): the lower median, the
+// ((n - 1) / 2 + 1)-th smallest (n may be dynamic).
+Status convertMedian(Context& ctx, const Node& n) {
+  if (ctx.opset() < 11) return ctx.needsOpset(11, "median (TopK of the smallest)");
+  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  const int rank = ctx.rank(n.input(0));
+  const bool all = n.inputs.size() == 1;
+  int64_t dim = 0;
+  bool keep = false;
+  if (all) {
+    x = ctx.reshape(x, {-1});
+  } else {
+    OXPORT_ASSIGN(dim, ctx.constInt(n.input(1)));
+    if (n.inputs.size() > 2) { OXPORT_ASSIGN(keep, ctx.constBool(n.input(2))); }
+    dim = ctx.normDim(dim, std::max(rank, 1));
+    if (rank == 0) x = ctx.reshape(x, {1});
+  }
+  std::string len = dimSize(ctx, x, dim);
+  std::string k = ctx.emit1("Add", {ctx.emit1("Div", {ctx.emit1("Sub", {len, ctx.constInt64s({1})}), ctx.constInt64s({2})}),
+                                    ctx.constInt64s({1})});
+  KthResult r = kthSmallest(ctx, x, k, dim, all ? false : keep);
+  if (!all && rank == 0 && !keep) { r.values = ctx.reshape(r.values, {}); r.indices = ctx.reshape(r.indices, {}); }
+  ctx.bind(n.output(0), r.values);
+  if (n.outputs.size() > 1) ctx.bind(n.output(1), r.indices);
+  return okStatus();
+}
+
 }  // namespace
 
 void registerSortOps(Registry& r) {
+  r.add("aten::kthvalue", convertKthvalue);
+  r.add("aten::median", convertMedian);
+  r.add("aten::searchsorted", convertSearchsorted);
   r.add("aten::sort", convertSort(false));
   r.add("aten::argsort", convertSort(true));
   r.add("aten::topk", convertTopk);

@@ -141,6 +141,26 @@ Status convertLinspace(Context& ctx, const Node& n) {
 }
 
 // eye(n, ...) / eye(n, m, ...)
+// triu_indices / tril_indices(row, col, offset=0, dtype, ...): the [2, N] coordinates of the
+// upper/lower triangle in row-major order, a constant computed here (sizes must be static).
+ConvertFn triIndices(bool upper) {
+  return [upper](Context& ctx, const Node& n) -> Status {
+    OXPORT_ASSIGN(int64_t rows, ctx.constInt(n.input(0)));
+    OXPORT_ASSIGN(int64_t cols, ctx.constInt(n.input(1)));
+    int64_t offset = 0;
+    if (n.inputs.size() > 2) { OXPORT_ASSIGN(offset, ctx.constInt(n.input(2))); }
+    std::vector<int64_t> rs, cs;
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c)
+        if (upper ? c - r >= offset : c - r <= offset) { rs.push_back(r); cs.push_back(c); }
+    const int64_t count = static_cast<int64_t>(rs.size());
+    rs.insert(rs.end(), cs.begin(), cs.end());
+    std::string y = ctx.constant(HostTensor::fromVector<int64_t>(DType::Int64, {2, count}, rs), upper ? "triu_indices" : "tril_indices");
+    const DType out = n.output(0)->meta.dtype;
+    return bindOut(ctx, n, out == DType::Int64 ? ctx.emit1("Identity", {y}) : ctx.cast(y, out));
+  };
+}
+
 Status convertEye(Context& ctx, const Node& n) {
   const bool has_m = n.inputs.size() >= 6;
   OXPORT_ASSIGN(std::string rows, scalarAs(ctx, n.input(0), DType::Int64));
@@ -325,13 +345,15 @@ void registerTensorOps(Registry& r) {
   addAll(r, {"aten::zeros_like", "aten::empty_like"}, constantLike(0, false));
   r.add("aten::ones_like", constantLike(1, false));
   r.add("aten::full_like", constantLike(0, true));
-  addAll(r, {"aten::new_zeros", "aten::new_empty"}, constantNew(0, false));
+  addAll(r, {"aten::new_zeros", "aten::new_empty", "aten::new_empty_strided"}, constantNew(0, false));
   r.add("aten::new_ones", constantNew(1, false));
   r.add("aten::new_full", constantNew(0, true));
   addAll(r, {"aten::fill_", "aten::fill", "aten::zero_"}, convertFill);
   r.add("aten::arange", convertArange);
   r.add("aten::linspace", convertLinspace);
   r.add("aten::eye", convertEye);
+  r.add("aten::triu_indices", triIndices(true));
+  r.add("aten::tril_indices", triIndices(false));
   r.add("aten::scalar_tensor", convertScalarTensor);
   addAll(r, {"aten::tensor", "aten::as_tensor"}, convertTensorData);
   r.add("aten::hann_window", convertHannWindow);

@@ -64,6 +64,7 @@ const Registry& builtinRegistry() {
         {"quant", registerQuantOps},           {"control", registerControlOps},
         {"linalg", registerLinalgOps},         {"loss", registerLossOps},
         {"vision", registerVisionOps},         {"sequence", registerSequenceOps},
+        {"special", registerSpecialOps},       {"rearrange", registerRearrangeOps},
     };
     for (const auto& f : families) {
       r.setFamily(f.name);
@@ -72,6 +73,17 @@ const Registry& builtinRegistry() {
     return r;
   }();
   return registry;
+}
+
+const RefusedOp* refusedOp(const std::string& kind) {
+  static const RefusedOp kRefused[] = {
+#define OXPORT_REFUSED_OP(op, reason, action) {op, reason, action},
+#include "convert/refused.def"
+#undef OXPORT_REFUSED_OP
+  };
+  for (const auto& r : kRefused)
+    if (kind == r.kind) return &r;
+  return nullptr;
 }
 
 }  // namespace oxport::convert

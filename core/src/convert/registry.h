@@ -40,6 +40,15 @@ class Registry {
   std::string family_;
 };
 
+// An op oxport refuses on purpose (refused.def): why, and what to do instead.
+struct RefusedOp {
+  const char* kind;
+  const char* reason;
+  const char* action;
+};
+// The entry for `kind`, or nullptr when it is not refused on purpose.
+const RefusedOp* refusedOp(const std::string& kind);
+
 // The registry with every built-in converter (built once, on first use, thread-safe).
 const Registry& builtinRegistry();
 
@@ -65,6 +74,8 @@ void registerRnnOps(Registry& r);        // ops_rnn.cpp: lstm, gru, rnn_tanh/rel
 void registerAttentionOps(Registry& r);  // ops_attention.cpp: fused MHA / encoder-layer fast paths
 void registerLinalgOps(Registry& r);     // ops_linalg.cpp: tril/triu, einsum, outer, unflatten
 void registerLossOps(Registry& r);       // ops_loss.cpp: mse, l1, smooth l1, huber, bce, nll, cross entropy
+void registerRearrangeOps(Registry& r);  // ops_rearrange.cpp: rot90, fliplr, hstack, hsplit, channel_shuffle ...
+void registerSpecialOps(Registry& r);    // ops_special.cpp: xlogy, logit, sinc, fmax, isclose, nansum, isin ...
 void registerVisionOps(Registry& r);     // ops_vision.cpp: torchvision's nms, roi_align, roi_pool
 
 }  // namespace oxport::convert
