@@ -7,7 +7,13 @@ CASES = [
     case("max_pool2d", nn.MaxPool2d(2), [T(1, 3, 8, 8)], dynamic={0: [0, 2, 3]}),
     case("max_pool2d_pad_stride", nn.MaxPool2d(3, stride=2, padding=1), [T(2, 3, 9, 9)]),
     case("max_pool2d_ceil", nn.MaxPool2d(3, stride=2, ceil_mode=True), [T(1, 2, 10, 10)], opsets=(10, 11, 17)),
+    # Opset 9 has no ceil_mode: a -inf Pad and floor mode, exact at every size where no last window
+    # can be dropped (kernel 3, stride 2); where one can and the example run says so, no form.
     case("max_pool2d_ceil_opset9", nn.MaxPool2d(3, stride=2, ceil_mode=True), [T(1, 2, 10, 10)], opsets=(9,),
+         dynamic={0: [2, 3]}),
+    case("avg_pool2d_ceil_opset9", nn.AvgPool2d(3, stride=2, padding=1, ceil_mode=True), [T(1, 2, 10, 9)], opsets=(9,),
+         dynamic={0: [2, 3]}),
+    case("max_pool1d_ceil_drop_opset9", lambda x: F.max_pool1d(x, 2, 3, ceil_mode=True), [T(1, 2, 7)], opsets=(9,),
          expect="error:opset-too-old", operator_export_type="ONNX"),
     case("max_pool1d", nn.MaxPool1d(2), [T(2, 3, 10)]),
     case("max_pool3d", nn.MaxPool3d(2), [T(1, 2, 4, 4, 4)]),

@@ -18,6 +18,20 @@ namespace {
 // (`ceilAtExampleSize`), as a static Pad would.
 bool windowMayDrop(int64_t k, int64_t s, int64_t p, int64_t d) { return s + p >= d * (k - 1) + 2; }
 
+bool anyWindowMayDrop(size_t nd, const std::vector<int64_t>& kernel, const std::vector<int64_t>& stride,
+                      const std::vector<int64_t>& padding, const std::vector<int64_t>& dilation) {
+  for (size_t i = 0; i < nd; ++i)
+    if (windowMayDrop(kernel[i], stride[i], padding[i], dilation.empty() ? 1 : dilation[i])) return true;
+  return false;
+}
+
+// Pad-2 (attribute form, opset < 11) or Pad-11 (inputs) of x with a constant.
+std::string padConstant(Context& ctx, const std::string& x, const std::vector<int64_t>& pads, double value, DType dt) {
+  if (ctx.opset() >= 11) return ctx.emit1("Pad", {x, ctx.constInt64s(pads), ctx.constScalar(value, dt)});
+  return ctx.emit1("Pad", {x}, {attrInts("pads", pads), attrString("mode", "constant"),
+                                attrFloat("value", static_cast<float>(value))});
+}
+
 Status checkCeilWindows(Context& ctx, const std::vector<int64_t>& shape, size_t nd, const std::vector<int64_t>& kernel,
                         const std::vector<int64_t>& padding, const std::vector<int64_t>& dilation) {
   for (size_t i = 0; i < nd && shape.size() >= nd; ++i) {
@@ -83,6 +97,26 @@ ConvertFn maxPool(size_t nd, bool with_indices) {
     bool dilated = false;
     for (auto d : dilation) dilated = dilated || d != 1;
     if (ceil) OXPORT_TRY(checkCeilWindows(ctx, ctx.meta(n.input(0)).shape, nd, kernel, padding, dilation));
+    // Below opset 10 (no ceil_mode), where no last window can be dropped: x padded with -inf by
+    // the padding on the left and by padding + stride - 1 on the right, pooled in floor mode,
+    // makes ceil mode's windows at every size (each holds an input element).
+    if (ceil && ctx.opset() < 10 && !dilated && !with_indices && !anyWindowMayDrop(nd, kernel, stride, padding, dilation) &&
+        isFloating(ctx.dtype(n.input(0)))) {
+      OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+      const bool unbatched = static_cast<size_t>(ctx.rank(n.input(0))) == nd + 1;
+      if (unbatched) x = ctx.unsqueeze(x, {0});
+      const size_t rank = nd + 2;
+      std::vector<int64_t> pads(2 * rank, 0);
+      for (size_t i = 0; i < nd; ++i) {
+        pads[2 + i] = padding[i];
+        pads[rank + 2 + i] = padding[i] + stride[i] - 1;
+      }
+      x = padConstant(ctx, x, pads, -std::numeric_limits<double>::infinity(), ctx.dtype(n.input(0)));
+      std::string y = ctx.emit1("MaxPool", {x}, {attrInts("kernel_shape", kernel), attrInts("strides", stride),
+                                                  attrInts("pads", std::vector<int64_t>(2 * nd, 0))});
+      return bindOut(ctx, n, unbatched ? ctx.squeeze(y, {0}) : y);
+    }
+    // Otherwise the example run's sizes decide, as a static Pad would.
     if (ceil && ctx.opset() < 10 &&
         ceilIsFloorAtExampleSize(ctx.meta(n.input(0)).shape, nd, kernel, stride, padding, dilation))
       ceil = false;
@@ -155,9 +189,13 @@ ConvertFn avgPool(size_t nd) {
     stride = stride.empty() ? kernel : expandInts(stride, nd);
     padding = expandInts(padding, nd);
     if (ceil) OXPORT_TRY(checkCeilWindows(ctx, ctx.meta(n.input(0)).shape, nd, kernel, padding, {}));
-    if (ceil && ctx.opset() < 10 && ceilIsFloorAtExampleSize(ctx.meta(n.input(0)).shape, nd, kernel, stride, padding, {}))
+    // Below opset 10 the emulation below (a static Pad, floor mode) is exact at every size where no
+    // last window can be dropped; elsewhere the example run's sizes decide.
+    if (ceil && ctx.opset() < 10 && anyWindowMayDrop(nd, kernel, stride, padding, {}) &&
+        ceilIsFloorAtExampleSize(ctx.meta(n.input(0)).shape, nd, kernel, stride, padding, {}))
       ceil = false;
-    if (ceil && ctx.opset() < 10) return ctx.needsOpset(10, "average pooling with ceil_mode");
+    if (ceil && ctx.opset() < 10 && anyWindowMayDrop(nd, kernel, stride, padding, {}))
+      return ctx.needsOpset(10, "average pooling with ceil_mode");
     std::vector<Attribute> attrs{attrInts("kernel_shape", kernel), attrInts("strides", stride),
                                  attrInts("pads", symmetricPads(padding)),
                                  attrInt("count_include_pad", count_include_pad ? 1 : 0)};
@@ -190,15 +228,12 @@ ConvertFn avgPool(size_t nd) {
         pad_out[e] = right - pad_in[e];
       }
       auto padded = [&](const std::string& t, const std::vector<int64_t>& pads, double value) {
-        if (ctx.opset() >= 11) return ctx.emit1("Pad", {t, ctx.constInt64s(pads), ctx.constScalar(value, dt)});
-        return ctx.emit1("Pad", {t}, {attrInts("pads", pads), attrString("mode", "constant"),
-                                      attrFloat("value", static_cast<float>(value))});
+        return padConstant(ctx, t, pads, value, dt);
       };
       std::string mask = ctx.emit1("ConstantOfShape", {ctx.shapeOf(x)}, {attrTensor("value", scalarHostTensor(1, dt, {1}))});
       mask = padded(padded(mask, pad_in, 1), pad_out, 0);
       std::vector<Attribute> plain{attrInts("kernel_shape", kernel), attrInts("strides", stride),
-                                   attrInts("pads", std::vector<int64_t>(2 * nd, 0)), attrInt("count_include_pad", 1),
-                                   attrInt("ceil_mode", 0)};
+                                   attrInts("pads", std::vector<int64_t>(2 * nd, 0)), attrInt("count_include_pad", 1)};
       std::string sum = ctx.emit1("AveragePool", {padded(x, pad_x, 0)}, plain);
       std::string count = ctx.emit1("AveragePool", {mask}, plain);
       std::string y = cutToTorchWindows(ctx, x, ctx.emit1("Div", {sum, count}), nd, kernel, stride, padding, {});
