@@ -47,6 +47,9 @@ CASES = [
     case("stack", lambda a, b: torch.stack([a, b], dim=-1), [T(2, 3), T(2, 3)]),
     case("split_sizes", lambda x: torch.split(x, [2, 3], dim=1), [T(2, 5)], opsets=(11, 13)),
     case("chunk", lambda x: x.chunk(3, dim=-1)[1] * 2, [T(2, 9)], opsets=(11, 13)),
+    # Two images stacked along a dynamic batch and chunked back (RAFT): equal parts at every size.
+    case("chunk_dynamic_batch", lambda x, y: torch.cat(torch.cat([x, y], 0).chunk(2, 0), 1), [T(2, 3), T(2, 3, seed=1)],
+         opsets=(9, 11, 13, 17), dynamic={0: [0], 1: [0]}),
     case("unbind", lambda x: torch.unbind(x, 1)[2], [T(2, 4, 3)], opsets=(11, 13)),
     case("slice_step", lambda x: x[:, 1:7:2], [T(2, 9)]),
     case("slice_negative", lambda x: x[..., -3:], [T(2, 9)], dynamic={0: [0]}),

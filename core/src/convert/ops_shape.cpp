@@ -2,6 +2,7 @@
 // split/chunk/unbind, slice/select/narrow, expand; flip/roll, repeat/tile/repeat_interleave,
 // movedim, meshgrid, broadcast_tensors, unfold/im2col, pixel_(un)shuffle, as_strided, and the
 // shape queries numel/item/dim/len.
+#include <algorithm>
 #include <limits>
 #include <optional>
 
@@ -174,14 +175,18 @@ Status convertStack(Context& ctx, const Node& n) {
 }
 
 // Splits bound as a list (consumed by ListUnpack, cat, __getitem__ ...).
-Status bindSplit(Context& ctx, const Node& n, const std::string& x, int64_t dim, const std::vector<int64_t>& sizes) {
-  auto outs = sizes.size() == 1 ? std::vector<std::string>{ctx.emit1("Identity", {x})} : ctx.split(x, dim, sizes);
+// The pieces of a split as the node's list output, or as its outputs one by one.
+Status bindParts(Context& ctx, const Node& n, const std::vector<std::string>& parts) {
   if (n.outputs.size() == 1 && n.output(0)->type == ts::ValueType::List) {
-    ctx.bindList(n.output(0), outs);
+    ctx.bindList(n.output(0), parts);
   } else {
-    for (size_t i = 0; i < n.outputs.size() && i < outs.size(); ++i) ctx.bind(n.output(i), outs[i]);
+    for (size_t i = 0; i < n.outputs.size() && i < parts.size(); ++i) ctx.bind(n.output(i), parts[i]);
   }
   return okStatus();
+}
+
+Status bindSplit(Context& ctx, const Node& n, const std::string& x, int64_t dim, const std::vector<int64_t>& sizes) {
+  return bindParts(ctx, n, sizes.size() == 1 ? std::vector<std::string>{ctx.emit1("Identity", {x})} : ctx.split(x, dim, sizes));
 }
 
 // split(self, split_size|split_sizes, dim) / split_with_sizes / chunk(self, chunks, dim)
@@ -202,6 +207,12 @@ ConvertFn splitOp(bool is_chunk) {
       } else {
         sizes = arg;
       }
+    }
+    // chunk into equal parts (RAFT's two images stacked along the batch, GLU-style halves along a
+    // sequence): a Split into that many equal parts, which follows the axis when it is dynamic
+    // (the sizes from the example run would bake it).
+    if (is_chunk && sizes.size() > 1 && std::all_of(sizes.begin(), sizes.end(), [&](int64_t v) { return v == sizes[0]; })) {
+      return bindParts(ctx, n, ctx.emit("Split", {x}, static_cast<int>(sizes.size()), {attrInt("axis", dim)}));
     }
     return bindSplit(ctx, n, x, dim, sizes);
   };
