@@ -141,11 +141,13 @@ def oxport(exe, folder, opset, extra, timeout):
 
 
 def first_error(text):
-    for line in text.splitlines():
-        if line.startswith("error"):
-            return line.strip()
-    lines = [l for l in text.splitlines() if l.strip()]
-    return lines[-1].strip() if lines else "(no output)"
+    """The line that says what failed: an error diagnostic, else the output that failed verification."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    for key in ("error[", "FAILED -", "FAILED"):
+        for line in lines:
+            if key in line:
+                return line
+    return lines[-1] if lines else "(no output)"
 
 
 def lowest_opset(exe, folder, timeout):
@@ -236,6 +238,10 @@ def table(results, md):
         t = r.get("opset17", {}).get("wall_s")
         lines.append(f"| {r['family']} | {r['model']} | {ins} | {opsets} | {res} | {fmt_err(worst)} | "
                      f"{'-' if t is None else t} |")
+    missing = [n for n in models() if n not in results]
+    if missing:
+        lines += ["", f"Not run in the run that wrote this table ({len(missing)}; the heaviest run last): "
+                  + ", ".join(f"`{n}`" for n in missing) + ". `tools/zoo-full.sh` resumes where it stopped."]
     with open(md, "w") as f:
         f.write("\n".join(lines) + "\n")
 
