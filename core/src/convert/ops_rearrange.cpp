@@ -1,5 +1,5 @@
 // NumPy-style rearrangements that PyTorch records as ops of their own: rot90, fliplr/flipud,
-// hstack/vstack/dstack/column_stack, atleast_1d/2d/3d, ravel, narrow_copy, hsplit/vsplit/dsplit,
+// hstack/vstack/dstack/column_stack, atleast_1d/2d/3d, ravel, hsplit/vsplit/dsplit,
 // channel_shuffle, take_along_dim. Each is a few Slice/Gather/Transpose/Concat/Reshape nodes.
 #include <algorithm>
 
@@ -109,18 +109,6 @@ Status convertRavel(Context& ctx, const Node& n) {
   return bindOut(ctx, n, ctx.reshape(x, {-1}));
 }
 
-// narrow_copy(self, dim, start, length): narrow's Slice.
-Status convertNarrowCopy(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  const int rank = ctx.rank(n.input(0));
-  OXPORT_ASSIGN(int64_t dim, ctx.constInt(n.input(1)));
-  OXPORT_ASSIGN(int64_t start, ctx.constInt(n.input(2)));
-  OXPORT_ASSIGN(int64_t length, ctx.constInt(n.input(3)));
-  dim = ctx.normDim(dim, rank);
-  if (start < 0) start += ctx.meta(n.input(0)).shape.at(static_cast<size_t>(dim));
-  return bindOut(ctx, n, ctx.slice(x, {start}, {start + length}, {dim}));
-}
-
 // hsplit / vsplit / dsplit(self, sections|indices): tensor_split along axis 1 (0 for 1-D), 0, 2;
 // the pieces' sizes as the example run produced them.
 ConvertFn splitAlong(int64_t axis) {
@@ -199,7 +187,6 @@ void registerRearrangeOps(Registry& r) {
   r.add("aten::dstack", stackOp(Stack::D));
   r.add("aten::column_stack", stackOp(Stack::Column));
   r.add("aten::ravel", convertRavel);
-  r.add("aten::narrow_copy", convertNarrowCopy);
   r.add("aten::hsplit", splitAlong(1));
   r.add("aten::vsplit", splitAlong(0));
   r.add("aten::dsplit", splitAlong(2));

@@ -745,6 +745,7 @@ void registerShapeOps(Registry& r) {
   r.add("aten::slice", convertSlice);
   r.add("aten::select", convertSelect);
   r.add("aten::narrow", convertNarrow);
+  r.add("aten::narrow_copy", convertNarrow);  // the same Slice (a copy is a new value anyway)
   r.add("aten::expand", convertExpand);
   addAll(r, {"aten::unsafe_split", "aten::unsafe_split_with_sizes"}, splitOp(false));
   r.add("aten::flip", convertFlip);
