@@ -431,6 +431,45 @@ class ReturnsGrowingList(torch.nn.Module):
 
 
 
+class ScriptedNorms(torch.nn.Module):
+    """GroupNorm and InstanceNorm scripted: F._verify_batch_size loops over the sizes and raises if
+    they multiply to 1, an assert on shapes that is left out together with its loop."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.gn = torch.nn.GroupNorm(4, 8)
+        self.inorm = torch.nn.InstanceNorm2d(8, affine=True)
+
+    def forward(self, x):
+        y = self.gn(self.conv(x))
+        return self.inorm(torch.relu(y))
+
+
+class ProductOfSizes(torch.nn.Module):
+    """A loop over the sizes whose result is used: s[i + 2] at the loop's counter."""
+
+    def forward(self, x):
+        s = x.size()
+        p = s[0]
+        for i in range(len(s) - 2):
+            p *= s[i + 2]
+        q = 0
+        for i in range(len(s)):
+            q += s[-1 - i] * (i + 1)
+        return x * p + q
+
+
+class DataBranchSetsList(torch.nn.Module):
+    """A list changed in place under a condition on tensor values: no ONNX form, refused."""
+
+    def forward(self, x):
+        s = [2, 3]
+        if bool(x.sum() > 0):
+            s[0] = 1
+        return x.repeat(s)
+
+
 @torch.jit.script
 def scripted_function(x, k: int):
     if k > 2:
@@ -487,6 +526,10 @@ CASES = [
      {"x": [0, 1, 2]}, []),
     ("export_time_flags", ExportTimeFlags(), [[T(2, 3, 4)], [T(5, 3, 4, seed=1)]], {"x": [0]}, []),
     ("output_twice", OutputTwice(), [[T(2, 3)], [T(4, 3, seed=1)]], {"x": [0]}, []),
+    ("scripted_norms", ScriptedNorms(), [[T(2, 3, 8, 8)], [T(1, 3, 5, 9, seed=1)], [T(3, 3, 12, 7, seed=2)]],
+     {"x": [0, 2, 3]}, []),
+    ("product_of_sizes", ProductOfSizes(), [[T(2, 3, 4)], [T(3, 5, 2, seed=1)], [T(1, 1, 7, seed=2)]],
+     {"x": [0, 1, 2]}, ["Loop"]),
     ("scripted_function", scripted_function, [[T(2, 3), 3], [T(2, 3, seed=4), 3]], {}, []),
     # Script exports that fail (the code the error must have); trace mode exports them.
     ("raises_on_data", RaisesOnData(), [[T(2, 3)]], {}, [], [], "unsupported-form"),
@@ -495,6 +538,10 @@ CASES = [
     ("returns_growing_list", ReturnsGrowingList(), [[T(2, 3, fill="ones")]], {"x": [0]}, [], [], "unsupported-output"),
     ("int_list_in_loop", IntListInLoop(), [[T(4, 3)]], {"x": [0]}, [], [], "unsupported-form"),
 ]
+
+# Cases whose If/Loop depend on the sizes' count only (the rank) or are asserts the inputs pass:
+# trace mode unrolls them without a warning, and the traced file matches on every input set.
+TRACE_EXACT = {"scripted_norms", "product_of_sizes"}
 
 # name, module factory (called after seeding), input names, input sets, dynamic axes, expected ONNX ops
 # (of the main graph, not the loop bodies), output dtypes
@@ -546,7 +593,8 @@ def main():
         s = module if isinstance(module, torch.jit.ScriptFunction) else torch.jit.script(module)
         s.save(os.path.join(out, name + ".pt"))
         rows.append({"name": name, "model": name + ".pt", "input_sets": input_sets, "dynamic": dynamic, "ops": ops,
-                     "out_dtypes": rest[0] if rest else [], "script_error": rest[1] if len(rest) > 1 else ""})
+                     "out_dtypes": rest[0] if rest else [], "script_error": rest[1] if len(rest) > 1 else "",
+                     "trace_exact": name in TRACE_EXACT})
     import numpy
     for name, a in ARRAYS.items():
         numpy.save(os.path.join(out, name + ".npy"), a)
@@ -569,6 +617,12 @@ def main():
                      "input_names": input_names, "opsets": LIST_OPSETS})
     # Models for the error tests only (test_control.cpp names them).
     torch.jit.script(DictLookup()).save(os.path.join(out, "dict_lookup.pt"))
+    torch.jit.script(DataBranchSetsList()).save(os.path.join(out, "data_branch_sets_list.pt"))
+    # torchvision's shifted-window block: shift_size[i] = 0 when the window covers the feature map.
+    from torchvision.models.swin_transformer import SwinTransformerBlock
+    torch.manual_seed(0)
+    block = SwinTransformerBlock(dim=8, num_heads=2, window_size=[4, 4], shift_size=[2, 2]).eval()
+    torch.jit.script(block).save(os.path.join(out, "swin_block_shifted.pt"))
     with open(os.path.join(out, "manifest.json"), "w") as f:
         json.dump(rows, f, indent=1)
 

@@ -47,6 +47,40 @@ Status convertUnpack(Context& ctx, const Node& n) {
   return okStatus();
 }
 
+// sizes[i + 2] in a loop over a shape (GroupNorm's batch-size check, any `for i in range(len(s))`
+// in a scripted model): a number list at an index known only when the graph runs. The list
+// becomes a 1-D tensor (its elements may be dynamic) and the index a Gather; a negative index
+// counts from the end, as Python's does (Gather takes negative indices natively from opset 11).
+Status getNumberAt(Context& ctx, const Node& n) {
+  const Value* list = n.input(0);
+  const DType dt = list->elem_type == ts::ValueType::Int    ? DType::Int64
+                   : list->elem_type == ts::ValueType::Bool ? DType::Bool
+                                                            : DType::Float32;
+  std::string table;
+  if (dt == DType::Int64) {
+    OXPORT_ASSIGN(table, ctx.intsTensor(list));
+  } else {
+    OXPORT_ASSIGN(auto elems, ctx.listElements(list));
+    std::vector<std::string> parts;
+    for (const Value* e : elems) {
+      OXPORT_ASSIGN(std::string s, ctx.tensorOfType(e, dt));
+      parts.push_back(ctx.reshape(s, {1}));
+    }
+    if (parts.empty()) return ctx.error("bad-argument", "indexing an empty list");
+    table = parts.size() == 1 ? parts.front() : ctx.emit1("Concat", parts, {attrInt("axis", 0)});
+  }
+  OXPORT_ASSIGN(std::string i, ctx.tensorOfType(n.input(1), DType::Int64));
+  i = ctx.reshape(i, {});
+  if (ctx.opset() < 11) {
+    // i + len * (i < 0)
+    std::string len = ctx.emit1("Shape", {table});
+    len = ctx.reshape(len, {});
+    std::string neg = ctx.cast(ctx.emit1("Less", {i, ctx.constInt64s({0}, true)}), DType::Int64);
+    i = ctx.emit1("Add", {i, ctx.emit1("Mul", {len, neg})});
+  }
+  return bindOut(ctx, n, ctx.emit1("Gather", {table, i}, {attrInt("axis", 0)}));
+}
+
 // __getitem__(list, index) / prim::TupleIndex(tuple, index)
 Status convertGetItem(Context& ctx, const Node& n) {
   if (n.schema.rfind("aten::__getitem__.Dict", 0) == 0)
@@ -62,6 +96,9 @@ Status convertGetItem(Context& ctx, const Node& n) {
     OXPORT_ASSIGN(std::string i, ctx.tensorOfType(n.input(1), DType::Int64));
     return bindOut(ctx, n, ctx.emit1("SequenceAt", {seq, i}));
   }
+  if (!ctx.maybeInt(n.input(1)) && (list->elem_type == ts::ValueType::Int || list->elem_type == ts::ValueType::Float ||
+                                     list->elem_type == ts::ValueType::Bool))
+    return getNumberAt(ctx, n);
   OXPORT_ASSIGN(int64_t idx, ctx.constInt(n.input(1)));
   if (auto name = ctx.boundName(list)) {
     return bindOut(ctx, n, ctx.emit1("Gather", {*name, ctx.constInt64s({idx}, true)}, {attrInt("axis", 0)}));

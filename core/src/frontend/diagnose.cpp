@@ -129,7 +129,7 @@ void findSizeOneBroadcasts(const ts::Graph& g, const std::vector<DynamicSize>& s
 
 }  // namespace
 
-std::vector<Diagnostic> findBakedSizes(const ts::Graph& g, const std::vector<DynamicSize>& sizes) {
+std::vector<Diagnostic> findBakedSizes(const ts::Graph& g, const std::vector<DynamicSize>& sizes, bool recorded) {
   std::vector<Diagnostic> out;
   std::set<std::string> seen_size_one;
   for (const auto& d : sizes) {
@@ -144,6 +144,7 @@ std::vector<Diagnostic> findBakedSizes(const ts::Graph& g, const std::vector<Dyn
       out.push_back(n);
     }
   }
+  if (!recorded) return out;
   findSizeOneBroadcasts(g, sizes, out);
   std::map<int64_t, const DynamicSize*> by_size;
   for (const auto& d : sizes)

@@ -27,8 +27,10 @@ std::vector<DynamicSize> dynamicSizes(const ts::Graph& g, const std::vector<std:
 // axis and feed a shape-like argument (view/reshape/expand/repeat/new tensors/arange/slice/
 // interpolate sizes), or constant tensors (not parameters) that have such a size and meet the
 // inputs. A note (code "dynamic-axis-size-one") when a dynamic axis was traced at size 1, where
-// tracing cannot tell it from a constant.
-std::vector<Diagnostic> findBakedSizes(const ts::Graph& g, const std::vector<DynamicSize>& sizes);
+// tracing cannot tell it from a constant. `recorded` says whether the graph was recorded by
+// tracing (a traced model, or graph_mode trace): only tracing turns sizes into constants; in a
+// scripted graph a constant is a literal of the source, and only the size-one note applies.
+std::vector<Diagnostic> findBakedSizes(const ts::Graph& g, const std::vector<DynamicSize>& sizes, bool recorded);
 
 // One frame of the Python call stack that torch.jit.trace recorded for a node: a user function
 // the trace ran through (frames of torch itself and of the code that called trace are dropped).

@@ -524,6 +524,9 @@ class Frontend {
     } catch (const std::exception&) {
       // Mutation that cannot be removed safely is executed as is by the example run.
     }
+    // print() and warnings.warn() only talk to the console (scripted googlenet warns on every
+    // call): the file has no console, and the example run must not write to ours.
+    removeConsoleOutput(graph_->block());
     jit::EliminateDeadCode(graph_);
     // outs.append(t) in a loop: a new version of the list each time, carried by the loop (an ONNX
     // sequence). After the passes above, which need every node to have an operator.
@@ -1046,6 +1049,10 @@ class Frontend {
     bool all_static = !n->isNondeterministic() && !keepAsNode(n);
     for (auto* in : n->inputs()) all_static = all_static && static_.count(in);
     if (n->kind() == c10::prim::Constant || isMetadataQuery(n)) all_static = true;
+    // len() of a list whose length is fixed although its elements follow the inputs (x.size(),
+    // [n, c] + list(x.size()[2:])): the rank never changes, so `for i in range(len(s))` has a
+    // static trip count.
+    if (!all_static && n->kind() == c10::aten::len && hasStaticLength(n->input(0))) all_static = true;
     if (all_static) {
       for (auto* o : n->outputs()) {
         const c10::IValue& v = env_[o];
@@ -1081,6 +1088,36 @@ class Frontend {
     return okStatus();
   }
 
+  bool hasStaticLength(const jit::Value* v) const {
+    if (static_.count(const_cast<jit::Value*>(v))) return true;
+    if (v->type()->kind() != c10::TypeKind::ListType) return false;
+    for (const jit::Use& u : v->uses())
+      if (isInPlaceListOp(u.user)) return false;  // appended to, popped ...
+    const jit::Node* p = v->node();
+    const std::string kind = p->kind().toQualString();
+    if (kind == "prim::ListConstruct") return true;
+    if (kind == "aten::size") return p->inputs().size() == 1;
+    if (kind == "aten::list" || kind == "aten::copy") return hasStaticLength(p->input(0));
+    if (kind == "aten::add" && p->inputs().size() == 2)
+      return hasStaticLength(p->input(0)) && hasStaticLength(p->input(1));
+    if (kind == "aten::slice" && p->inputs().size() == 4) {
+      for (size_t i = 1; i < 4; ++i)
+        if (!static_.count(p->input(i))) return false;
+      return hasStaticLength(p->input(0));
+    }
+    return false;
+  }
+
+  static void removeConsoleOutput(jit::Block* b) {
+    for (auto it = b->nodes().begin(); it != b->nodes().end();) {
+      jit::Node* n = *it;
+      ++it;
+      for (jit::Block* sb : n->blocks()) removeConsoleOutput(sb);
+      const std::string kind = n->kind().toQualString();
+      if ((kind == "prim::Print" || kind == "aten::warn") && n->outputs().empty()) n->destroy();
+    }
+  }
+
   static bool isInPlaceListOp(const jit::Node* n) {
     static const std::unordered_set<std::string> kinds = {"aten::append", "aten::insert", "aten::pop",
                                                           "aten::_set_item", "aten::Delete", "aten::clear",
@@ -1113,10 +1150,67 @@ class Frontend {
   // prim::If: the taken branch runs. A static condition makes the If disappear at lowering (the
   // taken branch is inlined); a dynamic one becomes an ONNX If, so the other branch is run too
   // for its metadata.
+  // A branch run only for its metadata must leave the example run's values as they were: what
+  // an op writes in place (a list's _set_item, a tensor's add_) gets a copy.
+  static void isolateWrites(const jit::Node* n, jit::Stack& stack) {
+    const c10::FunctionSchema* schema = n->maybeSchema();
+    if (!schema) return;
+    const auto& args = schema->arguments();
+    for (size_t i = 0; i < args.size() && i < stack.size(); ++i) {
+      const c10::AliasInfo* a = args[i].alias_info();
+      if (!a || !a->isWrite()) continue;
+      c10::IValue& v = stack[i];
+      if (v.isTensor()) {
+        v = v.toTensor().clone();
+      } else if (v.isList()) {
+        c10::impl::GenericList copy(v.toList().elementType());
+        for (const auto& e : v.toListRef()) copy.push_back(e);
+        v = c10::IValue(copy);
+      }
+    }
+  }
+
+  // Whether a branch of `n` changes in place a list made outside the If (shift_size[0] = 0 under
+  // `if window_size[0] >= pad_H` in torchvision's Swin): the list's value after the If then
+  // depends on the branch, which the example run folds like any static list.
+  static bool writesOuterList(const jit::Node* n) {
+    std::function<bool(const jit::Block*)> visit = [&](const jit::Block* b) {
+      for (const jit::Node* bn : b->nodes()) {
+        if (isInPlaceListOp(bn) && !bn->inputs().empty() &&
+            bn->input(0)->type()->kind() == c10::TypeKind::ListType) {
+          const jit::Node* def = bn->input(0)->node();
+          bool inside = false;
+          for (const jit::Block* ob = def->owningBlock(); ob && ob->owningNode(); ob = ob->owningNode()->owningBlock())
+            inside = inside || ob->owningNode() == n;
+          if (!inside) return true;
+        }
+        for (const jit::Block* sb : bn->blocks())
+          if (visit(sb)) return true;
+      }
+      return false;
+    };
+    for (const jit::Block* b : n->blocks())
+      if (visit(b)) return true;
+    return false;
+  }
+
   Status runIf(jit::Node* n) {
     const c10::IValue& c = env_.at(n->input(0));
     const bool cond = c.toBool();
-    const bool static_cond = static_.count(n->input(0)) != 0;
+    bool static_cond = static_.count(n->input(0)) != 0;
+    if (!static_cond && writesOuterList(n)) {
+      if (!decidedByShapes(n->input(0)))
+        return nodeError(n, "unsupported-form",
+                         "a branch on values computed from the inputs' data changes a list made outside it in place; "
+                         "the list's contents after the if would depend on the data, which has no ONNX form",
+                         "build a new list in each branch (s = [0, s[1]] if cond else s), keep the values in a "
+                         "tensor, or export with graph_mode \"trace\" (--graph-mode trace)");
+      // Decided by the sizes alone: exact at the example's sizes, so the branch taken is kept,
+      // and said when the sizes may change.
+      static_.insert(n->input(0));
+      static_cond = true;
+      warnBranchOnSizes(n, cond);
+    }
     jit::Block* taken = n->blocks()[cond ? 0 : 1];
     jit::Block* other = n->blocks()[cond ? 1 : 0];
     OXPORT_TRY(runBlock(taken));
@@ -1261,7 +1355,10 @@ class Frontend {
 
   Result<jit::Node*> unrollIf(jit::Node* n) {
     const bool cond = env_.at(n->input(0)).toBool();
-    if (!static_.count(n->input(0)))
+    size_t raise_branch = 0;
+    if (!static_.count(n->input(0)) && isShapeAssert(n, &raise_branch) && raise_branch != (cond ? 0u : 1u))
+      warnDroppedAssert(n);  // a check the example passes, not a path: nothing else is lost
+    else if (!static_.count(n->input(0)))
       warnUnrolled(n, std::string("this data-dependent if took its ") + (cond ? "then" : "else") +
                           " branch on the example inputs, and only that branch is exported: inputs that "
                           "would take the other branch get wrong results");
@@ -1330,6 +1427,21 @@ class Frontend {
 
   // Asserts on shapes are left out of the file; with dynamic axes an input of other sizes could
   // fail one that the example inputs pass, so the export says so once.
+  void warnBranchOnSizes(const jit::Node* n, bool cond) {
+    if (options_.dynamic_axes.empty() || shadow_depth_ > 0) return;
+    Diagnostic w = makeWarning("size-branch-fixed",
+                               std::string("this if on the inputs' sizes changes a list in place; it took its ") +
+                                   (cond ? "then" : "else") +
+                                   " branch at the example sizes, and the export keeps that branch at every size "
+                                   "of the dynamic axes",
+                               "verify at the sizes you will run (oxport verify tries others), or build a new list "
+                               "in each branch instead of changing one in place");
+    w.node_kind = n->kind().toQualString();
+    w.module_path = scopeOf(n).path;
+    w.location = locationOf(n);
+    warnings_.push_back(w);
+  }
+
   void warnDroppedAssert(const jit::Node* n) {
     if (options_.dynamic_axes.empty() || warned_assert_) return;
     warned_assert_ = true;
@@ -1489,6 +1601,7 @@ class Frontend {
       }
       stack[1] = at::zeros_like(on);
     }
+    if (shadow_depth_ > 0) isolateWrites(n, stack);
     try {
       runOp(n, *op, stack);
     } catch (const MetaFallback&) {
@@ -1766,6 +1879,8 @@ class Frontend {
       if (!tv) return Error("internal", "graph output %" + o->debugName() + " was not lowered");
       out_->outputs.push_back(tv);
     }
+    // What only a dropped assert read (the loop over sizes in F._verify_batch_size).
+    if (!dropped_asserts_.empty()) ts::removeUnusedNodes(*out_);
     res.graph = std::move(out_);
     res.warnings = std::move(warnings_);
     res.example_run = example_run_;

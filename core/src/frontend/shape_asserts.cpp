@@ -40,10 +40,23 @@ bool shapeOnly(const jit::Value* v, std::unordered_set<const jit::Value*>& seen)
   if (p->kind() == c10::prim::Constant) return true;
   if (holdsTensorType(v->type())) return false;  // a tensor's elements (or a graph input)
   if (readsShapeOnly(p)) return true;
-  if (p->kind() == c10::prim::Param || p->hasSideEffects() || p->isNondeterministic()) return false;
+  if (p->kind() == c10::prim::GetAttr) return true;  // a setting of the module (not a tensor: above)
+  if (p->kind() == c10::prim::Param) {
+    // The counter or a carried value of a loop (`for i in range(len(size) - 2): p *= size[i + 2]`
+    // in F._verify_batch_size): shape-only when the loop's inputs and its body's results are.
+    const jit::Node* loop = p->owningBlock() ? p->owningBlock()->owningNode() : nullptr;
+    if (!loop || loop->kind() != c10::prim::Loop || !pureBlocks(loop)) return false;
+    for (const jit::Value* in : loop->inputs())
+      if (!shapeOnly(in, seen)) return false;
+    for (const jit::Value* o : loop->blocks()[0]->outputs())
+      if (!shapeOnly(o, seen)) return false;
+    return true;
+  }
+  if (p->hasSideEffects() || p->isNondeterministic()) return false;
   if (!p->blocks().empty()) {
-    // `a and b` / `a or b` are Ifs giving a bool: shape-only when their branches are.
-    if (p->kind() != c10::prim::If || !pureBlocks(p)) return false;
+    // `a and b` / `a or b` are Ifs giving a bool: shape-only when their branches are; a loop's
+    // results when its inputs and body's results are.
+    if ((p->kind() != c10::prim::If && p->kind() != c10::prim::Loop) || !pureBlocks(p)) return false;
     for (const jit::Block* b : p->blocks())
       for (const jit::Value* o : b->outputs())
         if (!shapeOnly(o, seen)) return false;
@@ -82,6 +95,11 @@ static bool onlyChecks(const jit::Block* b) {
     if (!n->blocks().empty() || n->hasSideEffects()) return false;
   }
   return true;
+}
+
+bool decidedByShapes(const jit::Value* v) {
+  std::unordered_set<const jit::Value*> seen;
+  return shapeOnly(v, seen);
 }
 
 bool isShapeAssert(const jit::Node* n, size_t* raise_branch) {

@@ -13,4 +13,7 @@ namespace oxport {
 // A condition computed from tensor data (x.sum() > 0) is not one: such a raise stays refused.
 bool isShapeAssert(const torch::jit::Node* n, size_t* raise_branch);
 
+// Whether `v` (a condition, a number) is computed from sizes and metadata only, as above.
+bool decidedByShapes(const torch::jit::Value* v);
+
 }  // namespace oxport

@@ -1,6 +1,8 @@
 #include "ir/ts_ir.h"
 
+#include <algorithm>
 #include <cmath>
+#include <unordered_set>
 #include <sstream>
 
 namespace oxport::ts {
@@ -158,6 +160,47 @@ std::string Graph::toText() const {
   for (size_t i = 0; i < outputs.size(); ++i) os << (i ? ", " : "") << '%' << outputs[i]->name;
   os << ")\n";
   return os.str();
+}
+
+namespace {
+
+void forgetUses(Node* n) {
+  for (Value* in : n->inputs) {
+    auto& u = in->users;
+    u.erase(std::remove(u.begin(), u.end(), n), u.end());
+  }
+  for (auto& b : n->blocks)
+    for (Node* bn : b->nodes) forgetUses(bn);
+}
+
+void collectBlockOutputs(const Node* n, std::unordered_set<const Value*>& out) {
+  for (const auto& b : n->blocks) {
+    for (const Value* o : b->outputs) out.insert(o);
+    for (const Node* bn : b->nodes) collectBlockOutputs(bn, out);
+  }
+}
+
+}  // namespace
+
+size_t removeUnusedNodes(Graph& g) {
+  std::unordered_set<const Value*> kept(g.outputs.begin(), g.outputs.end());
+  for (const Node* n : g.nodes) collectBlockOutputs(n, kept);
+  size_t dropped = 0;
+  std::vector<Node*> live;
+  for (auto it = g.nodes.rbegin(); it != g.nodes.rend(); ++it) {
+    Node* n = *it;
+    bool used = n->outputs.empty();
+    for (const Value* o : n->outputs) used = used || !o->users.empty() || kept.count(o);
+    if (used) {
+      live.push_back(n);
+      continue;
+    }
+    forgetUses(n);
+    ++dropped;
+  }
+  std::reverse(live.begin(), live.end());
+  g.nodes = std::move(live);
+  return dropped;
 }
 
 }  // namespace oxport::ts

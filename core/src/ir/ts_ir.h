@@ -124,4 +124,10 @@ class Graph {
 
 ValueType typeOfConstant(const Constant& c);
 
+// Drops top-level nodes none of whose results is used (by a node, a block's results or the
+// graph's outputs), repeatedly, with everything nested in them; nodes without results (raise,
+// print) stay. What a dropped shape assert alone used (a loop over sizes) goes this way.
+// Returns how many nodes were dropped.
+size_t removeUnusedNodes(Graph& g);
+
 }  // namespace oxport::ts

@@ -99,6 +99,9 @@ Result<std::vector<std::string>> flattenOutput(convert::Context& ctx, const ts::
     out.push_back(s);
     return out;
   }
+  // None in a returned tuple (scripted GoogLeNet's aux logits in eval, an Optional left empty)
+  // is no output, as libtorch's flattened result has no tensor there either.
+  if (v->isNone()) return out;
   return Error("unsupported-output", "the model returns a value of type " + v->typeString() +
                                          ", which cannot be an ONNX output",
                "return tensors, or tuples/lists/dicts of tensors");
@@ -217,7 +220,8 @@ Status passGraphInputs(ExportState& s) {
   std::vector<std::string> names;
   for (const auto& vi : s.model.graph.inputs) names.push_back(vi.name);
   const std::vector<DynamicSize> sizes = dynamicSizes(g, names, options);
-  for (auto& d : findBakedSizes(g, sizes)) s.result.diagnostics.push_back(d);
+  const bool recorded = s.impl.info.kind == ModelKind::TracedModule || options.graph_mode == GraphMode::Trace;
+  for (auto& d : findBakedSizes(g, sizes, recorded)) s.result.diagnostics.push_back(d);
   // A traced model's Python branches on sizes left nothing in the graph; its source may tell.
   if (!sizes.empty() && s.impl.info.kind == ModelKind::TracedModule)
     for (auto& d : findSizeBranches(tracedUserFrames(s.impl.module), sizes, s.impl.info.path.parent_path()))
@@ -251,6 +255,9 @@ Status passGraphOutputs(ExportState& s) {
     OXPORT_ASSIGN(auto names, flattenOutput(ctx, o));
     out_names.insert(out_names.end(), names.begin(), names.end());
   }
+  if (out_names.empty())
+    return Error("unsupported-output", "the model returns nothing an ONNX file can hold (None, or only Nones)",
+                 "return the tensors the caller needs from forward()");
   if (options.output_names.size() > out_names.size()) {
     Diagnostic d = makeError("too-many-output-names",
                              "output_names has " + std::to_string(options.output_names.size()) +
