@@ -124,10 +124,7 @@ Status Frontend::execute(jit::Node* n) {
                                  "the fake-quantize observer is enabled in the saved model; the export uses its "
                                  "statistics as saved, while libtorch would keep updating them on every input",
                                  "call model.apply(torch.ao.quantization.disable_observer) before saving");
-      w.node_kind = n->kind().toQualString();
-      w.module_path = scopeOf(n).path;
-      w.location = locationOf(n);
-      run_.warnings.push_back(w);
+      run_.warnings.push_back(atNode(w, n));
     }
     stack[1] = at::zeros_like(on);
   }
@@ -191,10 +188,7 @@ Status Frontend::executeListOp(jit::Node* n) {
 
 Error Frontend::nodeError(const jit::Node* n, std::string code, std::string msg, std::string hint) const {
   Diagnostic d = makeError(std::move(code), std::move(msg), std::move(hint));
-  d.node_kind = n->kind().toQualString();
-  d.module_path = scopeOf(n).path;
-  d.location = locationOf(n);
-  return Error(d);
+  return Error(atNode(d, n));
 }
 
 }  // namespace oxport

@@ -41,6 +41,13 @@ SourceLocation locationOf(const jit::Node* n) {
   return loc;
 }
 
+Diagnostic atNode(Diagnostic d, const jit::Node* n) {
+  d.node_kind = n->kind().toQualString();
+  d.module_path = scopeOf(n).path;
+  d.location = locationOf(n);
+  return d;
+}
+
 ts::ValueType valueTypeOf(const c10::TypePtr& t0, ts::ValueType* elem) {
   c10::TypePtr t = t0;
   *elem = ts::ValueType::Other;

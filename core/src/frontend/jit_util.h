@@ -23,6 +23,9 @@ struct ScopeInfo {
 ScopeInfo scopeOf(const torch::jit::Node* n);
 SourceLocation locationOf(const torch::jit::Node* n);
 
+// The diagnostic about `n`: its kind, module path and source location filled in.
+Diagnostic atNode(Diagnostic d, const torch::jit::Node* n);
+
 ts::ValueType valueTypeOf(const c10::TypePtr& t0, ts::ValueType* elem);
 ts::TensorMeta metaOf(const at::Tensor& t);
 

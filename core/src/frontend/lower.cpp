@@ -232,10 +232,7 @@ void Frontend::warnDroppedAssert(const jit::Node* n) {
                              "exceptions: the example inputs pass it, but inputs of other sizes along the "
                              "dynamic axes that would fail it run without the check",
                              "keep the inputs' sizes consistent as forward() expects");
-  w.node_kind = n->kind().toQualString();
-  w.module_path = scopeOf(n).path;
-  w.location = locationOf(n);
-  run_.warnings.push_back(w);
+  run_.warnings.push_back(atNode(w, n));
 }
 
 }  // namespace oxport

@@ -123,10 +123,7 @@ void Frontend::warnUnrolled(const jit::Node* n, const std::string& what) {
   Diagnostic w = makeWarning("control-flow-unrolled", "graph_mode trace: " + what,
                              "export with graph_mode \"script\" (--graph-mode script) to keep the control flow "
                              "as ONNX If/Loop, or choose example inputs that take the path every input takes");
-  w.node_kind = n->kind().toQualString();
-  w.module_path = scopeOf(n).path;
-  w.location = loc;
-  run_.warnings.push_back(w);
+  run_.warnings.push_back(atNode(w, n));
 }
 
 
