@@ -14,7 +14,7 @@ const std::vector<RaiseForm>& raiseForms() {
       {Lang::Cpp, "warn", 0, true},          // convert::Context
       {Lang::Cpp, "warning", 0, true},       // ts::Node
       {Lang::Cpp, "optionError", 0, false},  // options.cpp
-      {Lang::Cpp, "nodeError", 1, false},    // the example run in frontend.cpp: nodeError(node, code, ...)
+      {Lang::Cpp, "nodeError", 1, false},    // the example run (frontend/execute_node.cpp): nodeError(node, code, ...)
       {Lang::Cpp, "npyError", 1, false},     // npy.cpp: npyError(file, code, ...)
       {Lang::Cpp, "err", 0, false},          // the studio's form check (ui/formstate.cpp)
       {Lang::Python, "_error", 0, false},    // python/oxport/_args.py

@@ -3,15 +3,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/enum_names.h"
+
 namespace oxport {
 
 const char* severityName(Severity s) {
-  switch (s) {
-    case Severity::Note: return "note";
-    case Severity::Warning: return "warning";
-    case Severity::Error: return "error";
-  }
-  return "error";
+  static constexpr EnumName<Severity> kNames[] = {
+      {Severity::Note, "note"}, {Severity::Warning, "warning"}, {Severity::Error, "error"}};
+  return enumName(kNames, s, "error");
 }
 
 namespace {

@@ -7,23 +7,18 @@
 #include <limits>
 #include <stdexcept>
 
+#include "base/enum_names.h"
+
 namespace oxport {
 
-const char* dtypeName(DType t) {
-  switch (t) {
-    case DType::Float32: return "float32";
-    case DType::Float64: return "float64";
-    case DType::Float16: return "float16";
-    case DType::BFloat16: return "bfloat16";
-    case DType::Int8: return "int8";
-    case DType::UInt8: return "uint8";
-    case DType::Int16: return "int16";
-    case DType::Int32: return "int32";
-    case DType::Int64: return "int64";
-    case DType::Bool: return "bool";
-  }
-  return "?";
-}
+namespace {
+constexpr EnumName<DType> kDTypeNames[] = {
+    {DType::Float32, "float32"}, {DType::Float64, "float64"}, {DType::Float16, "float16"},
+    {DType::BFloat16, "bfloat16"}, {DType::Int8, "int8"}, {DType::UInt8, "uint8"}, {DType::Int16, "int16"},
+    {DType::Int32, "int32"}, {DType::Int64, "int64"}, {DType::Bool, "bool"}};
+}  // namespace
+
+const char* dtypeName(DType t) { return enumName(kDTypeNames, t); }
 
 std::optional<DType> parseDType(const std::string& s) {
   std::string n;

@@ -210,22 +210,24 @@ void notRunHere(torch::jit::Stack&) {
   throw std::runtime_error("oxport's functional list ops are run by the export's example run only");
 }
 
-const torch::jit::RegisterOperators kListOps({
-    torch::jit::Operator("prim::oxport_list_append(Tensor[] l, Tensor x) -> Tensor[]", notRunHere,
-                         c10::AliasAnalysisKind::FROM_SCHEMA),
-    torch::jit::Operator("prim::oxport_list_insert(Tensor[] l, int i, Tensor x) -> Tensor[]", notRunHere,
-                         c10::AliasAnalysisKind::FROM_SCHEMA),
-    torch::jit::Operator("prim::oxport_list_pop(Tensor[] l, int i) -> (Tensor[], Tensor)", notRunHere,
-                         c10::AliasAnalysisKind::FROM_SCHEMA),
-    torch::jit::Operator("prim::oxport_list_set(Tensor[] l, int i, Tensor x) -> Tensor[]", notRunHere,
-                         c10::AliasAnalysisKind::FROM_SCHEMA),
-    torch::jit::Operator("prim::oxport_list_delete(Tensor[] l, int i) -> Tensor[]", notRunHere,
-                         c10::AliasAnalysisKind::FROM_SCHEMA),
-    torch::jit::Operator("prim::oxport_list_clear(Tensor[] l) -> Tensor[]", notRunHere,
-                         c10::AliasAnalysisKind::FROM_SCHEMA),
-    torch::jit::Operator("prim::oxport_list_extend(Tensor[] l, Tensor[] other) -> Tensor[]", notRunHere,
-                         c10::AliasAnalysisKind::FROM_SCHEMA),
-});
+const char* const kListOpSchemas[] = {
+    "prim::oxport_list_append(Tensor[] l, Tensor x) -> Tensor[]",
+    "prim::oxport_list_insert(Tensor[] l, int i, Tensor x) -> Tensor[]",
+    "prim::oxport_list_pop(Tensor[] l, int i) -> (Tensor[], Tensor)",
+    "prim::oxport_list_set(Tensor[] l, int i, Tensor x) -> Tensor[]",
+    "prim::oxport_list_delete(Tensor[] l, int i) -> Tensor[]",
+    "prim::oxport_list_clear(Tensor[] l) -> Tensor[]",
+    "prim::oxport_list_extend(Tensor[] l, Tensor[] other) -> Tensor[]",
+};
+
+torch::jit::RegisterOperators registerListOps() {
+  std::vector<c10::optional<torch::jit::Operator>> ops;
+  for (const char* schema : kListOpSchemas)
+    ops.emplace_back(torch::jit::Operator(schema, notRunHere, c10::AliasAnalysisKind::FROM_SCHEMA));
+  return torch::jit::RegisterOperators(std::move(ops));
+}
+
+const torch::jit::RegisterOperators kListOps = registerListOps();
 
 }  // namespace
 

@@ -11,6 +11,7 @@
 
 
 #include "oxport/op_libraries.h"
+#include "base/enum_names.h"
 #include "frontend/frontend.h"
 #include "load/input_guess.h"
 #include "load/load_probe.h"
@@ -52,12 +53,10 @@ std::string torchErrorMessage(const std::exception& e) {
 }
 
 const char* modelKindName(ModelKind k) {
-  switch (k) {
-    case ModelKind::TracedModule: return "traced module";
-    case ModelKind::ScriptedModule: return "scripted module";
-    case ModelKind::ScriptFunction: return "script function";
-  }
-  return "?";
+  static constexpr EnumName<ModelKind> kNames[] = {{ModelKind::TracedModule, "traced module"},
+                                                   {ModelKind::ScriptedModule, "scripted module"},
+                                                   {ModelKind::ScriptFunction, "script function"}};
+  return enumName(kNames, k);
 }
 
 const ModelInfo& Model::info() const { return impl_->info; }

@@ -16,12 +16,11 @@ namespace {
 using google::protobuf::io::CodedInputStream;
 using WFL = google::protobuf::internal::WireFormatLite;
 
-constexpr int kModelGraph = 7;
-constexpr int kModelOpsetImport = 8;
-constexpr int kOpsetDomain = 1;
-constexpr int kGraphInput = 11;
-constexpr int kGraphOutput = 12;
-constexpr int kValueInfoName = 1;
+// Field numbers (onnx.proto) of what the reader walks, by message.
+enum ModelField : int { kModelGraph = 7, kModelOpsetImport = 8 };
+enum GraphField : int { kGraphInput = 11, kGraphOutput = 12 };
+enum OperatorSetIdField : int { kOpsetDomain = 1 };
+enum ValueInfoField : int { kValueInfoName = 1 };
 
 bool isLengthDelimited(uint32_t tag) { return WFL::GetTagWireType(tag) == WFL::WIRETYPE_LENGTH_DELIMITED; }
 

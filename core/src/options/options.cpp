@@ -4,6 +4,7 @@
 #include <cctype>
 #include <map>
 
+#include "base/enum_names.h"
 #include "base/key_path.h"
 
 namespace oxport {
@@ -14,6 +15,23 @@ std::string toUpper(std::string s) {
   for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return s;
 }
+
+std::string toLower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+constexpr EnumName<TrainingMode> kTrainingModes[] = {
+    {TrainingMode::Eval, "EVAL"}, {TrainingMode::Preserve, "PRESERVE"}, {TrainingMode::Training, "TRAINING"}};
+constexpr EnumName<OperatorExportType> kOperatorExportTypes[] = {
+    {OperatorExportType::Onnx, "ONNX"},
+    {OperatorExportType::OnnxFallthrough, "ONNX_FALLTHROUGH"},
+    {OperatorExportType::OnnxAten, "ONNX_ATEN"},
+    {OperatorExportType::OnnxAtenFallback, "ONNX_ATEN_FALLBACK"}};
+constexpr EnumName<GraphMode> kGraphModes[] = {{GraphMode::Script, "script"}, {GraphMode::Trace, "trace"}};
+constexpr EnumName<FillKind> kFillKinds[] = {{FillKind::Randn, "randn"}, {FillKind::Rand, "rand"},
+                                             {FillKind::Zeros, "zeros"}, {FillKind::Ones, "ones"},
+                                             {FillKind::Arange, "arange"}, {FillKind::Npy, "npy"}};
 
 // "EVAL", "TrainingMode.EVAL" and "torch.onnx.TrainingMode.EVAL" all name the member EVAL.
 // Returns the upper-cased member name, or nullopt when a qualifier names another class.
@@ -29,77 +47,27 @@ std::optional<std::string> enumMember(const std::string& s, const char* enum_cla
 
 }  // namespace
 
-const char* trainingModeName(TrainingMode m) {
-  switch (m) {
-    case TrainingMode::Eval: return "EVAL";
-    case TrainingMode::Preserve: return "PRESERVE";
-    case TrainingMode::Training: return "TRAINING";
-  }
-  return "?";
-}
+const char* trainingModeName(TrainingMode m) { return enumName(kTrainingModes, m); }
 
 std::optional<TrainingMode> parseTrainingMode(const std::string& s) {
   const auto member = enumMember(s, "TrainingMode");
-  if (!member) return std::nullopt;
-  for (TrainingMode m : {TrainingMode::Eval, TrainingMode::Preserve, TrainingMode::Training})
-    if (*member == trainingModeName(m)) return m;
-  return std::nullopt;
+  return member ? enumNamed(kTrainingModes, *member) : std::nullopt;
 }
 
-const char* operatorExportTypeName(OperatorExportType t) {
-  switch (t) {
-    case OperatorExportType::Onnx: return "ONNX";
-    case OperatorExportType::OnnxFallthrough: return "ONNX_FALLTHROUGH";
-    case OperatorExportType::OnnxAten: return "ONNX_ATEN";
-    case OperatorExportType::OnnxAtenFallback: return "ONNX_ATEN_FALLBACK";
-  }
-  return "?";
-}
+const char* operatorExportTypeName(OperatorExportType t) { return enumName(kOperatorExportTypes, t); }
 
 std::optional<OperatorExportType> parseOperatorExportType(const std::string& s) {
   const auto member = enumMember(s, "OperatorExportTypes");
-  if (!member) return std::nullopt;
-  for (OperatorExportType t : {OperatorExportType::Onnx, OperatorExportType::OnnxFallthrough,
-                               OperatorExportType::OnnxAten, OperatorExportType::OnnxAtenFallback})
-    if (*member == operatorExportTypeName(t)) return t;
-  return std::nullopt;
+  return member ? enumNamed(kOperatorExportTypes, *member) : std::nullopt;
 }
 
-const char* graphModeName(GraphMode m) {
-  switch (m) {
-    case GraphMode::Script: return "script";
-    case GraphMode::Trace: return "trace";
-  }
-  return "?";
-}
+const char* graphModeName(GraphMode m) { return enumName(kGraphModes, m); }
 
-std::optional<GraphMode> parseGraphMode(const std::string& s) {
-  std::string lower = s;
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  for (GraphMode m : {GraphMode::Script, GraphMode::Trace})
-    if (lower == graphModeName(m)) return m;
-  return std::nullopt;
-}
+std::optional<GraphMode> parseGraphMode(const std::string& s) { return enumNamed(kGraphModes, toLower(s)); }
 
-const char* fillKindName(FillKind f) {
-  switch (f) {
-    case FillKind::Randn: return "randn";
-    case FillKind::Rand: return "rand";
-    case FillKind::Zeros: return "zeros";
-    case FillKind::Ones: return "ones";
-    case FillKind::Arange: return "arange";
-    case FillKind::Npy: return "npy";
-  }
-  return "?";
-}
+const char* fillKindName(FillKind f) { return enumName(kFillKinds, f); }
 
-std::optional<FillKind> parseFillKind(const std::string& s) {
-  std::string lower = s;
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  for (FillKind f : {FillKind::Randn, FillKind::Rand, FillKind::Zeros, FillKind::Ones, FillKind::Arange, FillKind::Npy})
-    if (lower == fillKindName(f)) return f;
-  return std::nullopt;
-}
+std::optional<FillKind> parseFillKind(const std::string& s) { return enumNamed(kFillKinds, toLower(s)); }
 
 bool ExportOptions::operator==(const ExportOptions& o) const {
   return args == o.args && kwargs == o.kwargs && export_params == o.export_params && verbose == o.verbose &&

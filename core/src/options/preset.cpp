@@ -146,48 +146,40 @@ class PresetReader {
     return names;
   }
 
-  void readTraining(const json& j, TrainingMode& out) {
+  // A string naming a member of an enum (`parse` says which), else a diagnostic with the
+  // spellings it accepts: `type_hint` when the value is no string, `allowed` when no member.
+  template <typename E>
+  void readEnum(const json& j, const std::string& key, const std::string& what,
+                std::optional<E> (*parse)(const std::string&), const std::string& type_hint,
+                const std::string& allowed, E& out) {
     if (!j.is_string()) {
-      wrongType("training", j, "a string", "write training as \"EVAL\", \"PRESERVE\" or \"TRAINING\"");
+      wrongType(key, j, "a string", type_hint);
       return;
     }
-    if (auto m = parseTrainingMode(j.get<std::string>())) {
-      out = *m;
+    if (auto v = parse(j.get<std::string>())) {
+      out = *v;
       return;
     }
-    error("preset.value", "training", "training " + jsonQuoted(j.get<std::string>()) + " is not a training mode",
-          "use \"EVAL\", \"PRESERVE\" or \"TRAINING\" (\"TrainingMode.EVAL\" is accepted too)");
+    error("preset.value", key, key + " " + jsonQuoted(j.get<std::string>()) + " is not " + what, allowed);
+  }
+
+  void readTraining(const json& j, TrainingMode& out) {
+    readEnum(j, "training", "a training mode", parseTrainingMode,
+             "write training as \"EVAL\", \"PRESERVE\" or \"TRAINING\"",
+             "use \"EVAL\", \"PRESERVE\" or \"TRAINING\" (\"TrainingMode.EVAL\" is accepted too)", out);
   }
 
   void readOperatorExportType(const json& j, OperatorExportType& out) {
     const char* allowed =
         "use \"ONNX\", \"ONNX_FALLTHROUGH\", \"ONNX_ATEN\" or \"ONNX_ATEN_FALLBACK\" "
         "(\"OperatorExportTypes.ONNX\" is accepted too)";
-    if (!j.is_string()) {
-      wrongType("operator_export_type", j, "a string", allowed);
-      return;
-    }
-    if (auto t = parseOperatorExportType(j.get<std::string>())) {
-      out = *t;
-      return;
-    }
-    error("preset.value", "operator_export_type",
-          "operator_export_type " + jsonQuoted(j.get<std::string>()) + " is not an operator export type", allowed);
+    readEnum(j, "operator_export_type", "an operator export type", parseOperatorExportType, allowed, allowed, out);
   }
 
   void readGraphMode(const json& j, GraphMode& out) {
     const char* allowed =
         "use \"script\" (keep if/loops as ONNX If/Loop) or \"trace\" (record the path the example inputs take)";
-    if (!j.is_string()) {
-      wrongType("graph_mode", j, "a string", allowed);
-      return;
-    }
-    if (auto m = parseGraphMode(j.get<std::string>())) {
-      out = *m;
-      return;
-    }
-    error("preset.value", "graph_mode", "graph_mode " + jsonQuoted(j.get<std::string>()) + " is not a graph mode",
-          allowed);
+    readEnum(j, "graph_mode", "a graph mode", parseGraphMode, allowed, allowed, out);
   }
 
   void readOpset(const json& j, int& out) {

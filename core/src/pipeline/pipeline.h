@@ -1,7 +1,7 @@
 // Private: the export pipeline. Model::exportOnnx is one ordered list of named passes over one
 // ExportState, run by runPipeline, which checks cancellation between passes, reports progress by
 // stage and times each pass for the report (stats.pass_ms, and phase_ms per stage). The list in
-// pipeline.cpp is the catalogue: `oxport export --list-passes` prints it, `--print-after PASS`
+// passes.def is the catalogue: `oxport export --list-passes` prints it, `--print-after PASS`
 // prints the IR a pass leaves. A new stage of the export is a new pass in that list.
 #pragma once
 
@@ -62,31 +62,11 @@ const std::vector<ExportPass>& exportPipeline();
 // Runs every pass of exportPipeline() on `s`. The first failing pass ends the run with its error.
 Status runPipeline(ExportState& s, const PassTrace* trace);
 
-// ---- the passes (pass_frontend.cpp, pass_convert.cpp, pass_onnx.cpp)
-Status passValidateOptions(ExportState& s);
-Status passExampleArgs(ExportState& s);
-Status passFrontend(ExportState& s);
-Status passTorchChecks(ExportState& s);
-Status passGraphInputs(ExportState& s);
-Status passConvert(ExportState& s);
-Status passGraphOutputs(ExportState& s);
-Status passAtenOverloadNames(ExportState& s);
-Status passEliminateIdentities(ExportState& s);
-Status passFoldConstantCasts(ExportState& s);
-Status passEliminateNoops(ExportState& s);
-Status passFoldBatchNorm(ExportState& s);
-Status passDeadCode(ExportState& s);
-Status passLegalizeTypes(ExportState& s);
-Status passDedupInitializers(ExportState& s);
-Status passUnusedInitializers(ExportState& s);
-Status passUnusedParamInputs(ExportState& s);
-Status passConstantsAsNodes(ExportState& s);
-Status passWeightsAsInputs(ExportState& s);
-Status passOpsetImports(ExportState& s);
-Status passDocString(ExportState& s);
-Status passOutputShapes(ExportState& s);
-Status passTorchMap(ExportState& s);  // pass_torch_map.cpp
-Status passWrite(ExportState& s);
+// ---- the passes (pass_frontend.cpp, pass_convert.cpp, pass_onnx.cpp, pass_torch_map.cpp), in
+// the list of passes.def
+#define OXPORT_PASS(name, stage, ir, function, summary) Status function(ExportState& s);
+#include "pipeline/passes.def"
+#undef OXPORT_PASS
 
 // Shared by exporter.cpp and the passes.
 GraphView tsGraphView(const ts::Graph& g);

@@ -1,0 +1,134 @@
+// graph_mode "trace": each If replaced by the branch the example inputs take and each Loop by
+// one copy of its body per iteration, run as they are made.
+#include <torch/csrc/jit/passes/dead_code_elimination.h>
+
+#include "frontend/frontend_impl.h"
+#include "frontend/shape_asserts.h"
+
+namespace oxport {
+
+// ---- graph_mode "trace": what torch.jit.trace would record on the example inputs
+
+// Runs the nodes from `n` up to `end` (same block), replacing every prim::If by a copy of the
+// branch taken and every prim::Loop by one copy of its body per iteration; each copy runs as
+// soon as it is made (its own Ifs and Loops are replaced in turn). What remains is straight-line
+// code: the path the example inputs take.
+Status Frontend::runUnrolling(jit::Node* n, jit::Node* end) {
+  while (n != end) {
+    if (cancel_.cancelled()) return Error("cancelled", "the export was cancelled");
+    if (n->kind() == c10::prim::If) {
+      OXPORT_ASSIGN(n, unrollIf(n));
+      continue;
+    }
+    if (n->kind() == c10::prim::Loop) {
+      OXPORT_ASSIGN(n, unrollLoop(n));
+      continue;
+    }
+    OXPORT_TRY(step(n));
+    run_.executed.insert(n);
+    for (auto* in : n->inputs()) freeIfDead(in);
+    n = n->next();
+  }
+  return okStatus();
+}
+
+// Drops the example value of `v` once every node using it has run (activations of big models).
+void Frontend::freeIfDead(jit::Value* v) {
+  if (run_.statics.count(v)) return;
+  for (const jit::Use& u : v->uses())
+    if (!run_.executed.count(u.user)) return;  // includes the graph's return and not-yet-run copies
+  run_.env.erase(v);
+}
+
+// Copies the nodes of block `b` before `before`, with `inputs` standing for b's inputs; returns
+// the copies of b's outputs.
+static std::vector<jit::Value*> inlineBlockBefore(jit::Block* b, jit::Node* before,
+                                                  const std::vector<jit::Value*>& inputs) {
+  std::unordered_map<jit::Value*, jit::Value*> map;
+  for (size_t i = 0; i < b->inputs().size(); ++i) map[b->inputs()[i]] = inputs.at(i);
+  auto mapped = [&](jit::Value* v) {
+    auto it = map.find(v);
+    return it == map.end() ? v : it->second;
+  };
+  jit::Graph& g = *before->owningGraph();
+  for (jit::Node* bn : b->nodes()) {
+    jit::Node* copy = g.createClone(bn, mapped);
+    copy->insertBefore(before);
+    for (size_t i = 0; i < bn->outputs().size(); ++i) map[bn->outputs()[i]] = copy->outputs()[i];
+  }
+  std::vector<jit::Value*> outs;
+  for (auto* o : b->outputs()) outs.push_back(mapped(o));
+  return outs;
+}
+
+Result<jit::Node*> Frontend::unrollIf(jit::Node* n) {
+  const bool cond = run_.env.at(n->input(0)).toBool();
+  size_t raise_branch = 0;
+  if (!run_.statics.count(n->input(0)) && isShapeAssert(n, &raise_branch) && raise_branch != (cond ? 0u : 1u))
+    warnDroppedAssert(n);  // a check the example passes, not a path: nothing else is lost
+  else if (!run_.statics.count(n->input(0)))
+    warnUnrolled(n, std::string("this data-dependent if took its ") + (cond ? "then" : "else") +
+                        " branch on the example inputs, and only that branch is exported: inputs that "
+                        "would take the other branch get wrong results");
+  jit::Node* before = n->prev();
+  std::vector<jit::Value*> outs = inlineBlockBefore(n->blocks()[cond ? 0 : 1], n, {});
+  for (size_t i = 0; i < outs.size(); ++i) n->outputs()[i]->replaceAllUsesWith(outs[i]);
+  jit::Node* first = before->next();
+  jit::Node* next = first == n ? n->next() : first;
+  jit::Value* condition = n->input(0);
+  n->destroy();
+  freeIfDead(condition);
+  return next;
+}
+
+// prim::Loop(max_trip_count, condition, carried...) { body(i, carried...) -> (condition, carried...) }:
+// each iteration copies the body before the loop node, then makes the copy's results the loop's
+// inputs (so later copies, and replacements of Ifs in this one, follow); at the end the loop's
+// results are its current inputs.
+Result<jit::Node*> Frontend::unrollLoop(jit::Node* n) {
+  jit::Block* body = n->blocks()[0];
+  const int64_t max_trip = run_.env.at(n->input(0)).toInt();
+  bool dynamic_count = !run_.statics.count(n->input(0)) || !run_.statics.count(n->input(1));
+  int64_t i = 0;
+  for (; i < max_trip && run_.env.at(n->input(1)).toBool(); ++i) {
+    jit::Node* before = n->prev();
+    jit::Value* iter;
+    {
+      jit::WithInsertPoint guard(n);
+      iter = graph_->insertConstant(i);
+    }
+    std::vector<jit::Value*> ins{iter};
+    std::vector<jit::Value*> previous(n->inputs().begin() + 1, n->inputs().end());
+    for (size_t k = 2; k < n->inputs().size(); ++k) ins.push_back(n->input(k));
+    std::vector<jit::Value*> outs = inlineBlockBefore(body, n, ins);
+    for (size_t k = 0; k < outs.size(); ++k) n->replaceInput(k + 1, outs[k]);
+    OXPORT_TRY(runUnrolling(before->next(), n));
+    dynamic_count = dynamic_count || !run_.statics.count(n->input(1));
+    for (auto* v : previous) freeIfDead(v);
+  }
+  if (dynamic_count)
+    warnUnrolled(n, "this loop ran " + std::to_string(i) + " time" + (i == 1 ? "" : "s") +
+                        " on the example inputs and is unrolled that many times: inputs that need another "
+                        "count (other sizes of a dynamic axis included) get wrong results");
+  for (size_t k = 0; k < n->outputs().size(); ++k) n->outputs()[k]->replaceAllUsesWith(n->input(k + 2));
+  jit::Node* next = n->next();
+  std::vector<jit::Value*> inputs(n->inputs().begin(), n->inputs().end());
+  n->destroy();
+  for (auto* v : inputs) freeIfDead(v);
+  return next;
+}
+
+// One warning per construct of the model's code (a loop body copied N times holds N copies).
+void Frontend::warnUnrolled(const jit::Node* n, const std::string& what) {
+  const SourceLocation loc = locationOf(n);
+  const std::string key = std::string(n->kind().toQualString()) + "@" + loc.file + ":" + std::to_string(loc.line) +
+                          ":" + std::to_string(loc.column);
+  if (!run_.warned_unrolled.insert(key).second) return;
+  Diagnostic w = makeWarning("control-flow-unrolled", "graph_mode trace: " + what,
+                             "export with graph_mode \"script\" (--graph-mode script) to keep the control flow "
+                             "as ONNX If/Loop, or choose example inputs that take the path every input takes");
+  run_.warnings.push_back(atNode(w, n));
+}
+
+
+}  // namespace oxport
