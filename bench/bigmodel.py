@@ -33,7 +33,10 @@ ROOT = os.path.dirname(HERE)
 IDS = (1, 128)
 
 
-SIZES = {"small": dict(layers=12, d=768, heads=12), "medium": dict(layers=24, d=1024, heads=16)}
+SIZES = {"small": dict(layers=12, d=768, heads=12), "medium": dict(layers=24, d=1024, heads=16),
+         "2b": dict(layers=24, d=2560, heads=32)}
+# Sizes made directly in float16 (never in float32: 2b's float32 copy alone would take 8 GB).
+HALF_ONLY = {"2b"}
 
 
 def make_model(path, size="small", dtype="float32"):
@@ -44,15 +47,15 @@ def make_model(path, size="small", dtype="float32"):
     import torch.nn.functional as F
 
     class Block(nn.Module):
-        def __init__(self, d, heads):
+        def __init__(self, d, heads, device=None):
             super().__init__()
             self.heads = heads
-            self.ln_1 = nn.LayerNorm(d)
-            self.c_attn = nn.Linear(d, 3 * d)
-            self.c_proj = nn.Linear(d, d)
-            self.ln_2 = nn.LayerNorm(d)
-            self.c_fc = nn.Linear(d, 4 * d)
-            self.c_fc_proj = nn.Linear(4 * d, d)
+            self.ln_1 = nn.LayerNorm(d, device=device)
+            self.c_attn = nn.Linear(d, 3 * d, device=device)
+            self.c_proj = nn.Linear(d, d, device=device)
+            self.ln_2 = nn.LayerNorm(d, device=device)
+            self.c_fc = nn.Linear(d, 4 * d, device=device)
+            self.c_fc_proj = nn.Linear(4 * d, d, device=device)
 
         def forward(self, x):
             b, t, c = x.shape
@@ -67,13 +70,13 @@ def make_model(path, size="small", dtype="float32"):
             return x + self.c_fc_proj(F.gelu(self.c_fc(self.ln_2(x))))
 
     class GPT(nn.Module):
-        def __init__(self, vocab=50257, positions=1024, d=768, layers=12, heads=12):
+        def __init__(self, vocab=50257, positions=1024, d=768, layers=12, heads=12, device=None):
             super().__init__()
-            self.wte = nn.Embedding(vocab, d)
-            self.wpe = nn.Embedding(positions, d)
-            self.h = nn.ModuleList([Block(d, heads) for _ in range(layers)])
-            self.ln_f = nn.LayerNorm(d)
-            self.lm_head = nn.Linear(d, vocab, bias=False)
+            self.wte = nn.Embedding(vocab, d, device=device)
+            self.wpe = nn.Embedding(positions, d, device=device)
+            self.h = nn.ModuleList([Block(d, heads, device) for _ in range(layers)])
+            self.ln_f = nn.LayerNorm(d, device=device)
+            self.lm_head = nn.Linear(d, vocab, bias=False, device=device)
             self.lm_head.weight = self.wte.weight  # tied
 
         def forward(self, ids):
@@ -83,15 +86,58 @@ def make_model(path, size="small", dtype="float32"):
                 x = block(x)
             return self.lm_head(self.ln_f(x))
 
+    ids = torch.arange(IDS[0] * IDS[1]).reshape(IDS)
+    if size in HALF_ONLY:
+        return make_half_model(GPT, path, size, ids)
     torch.manual_seed(0)
     m = GPT(**SIZES[size]).eval()
-    ids = torch.arange(IDS[0] * IDS[1]).reshape(IDS)
     with torch.no_grad():
         traced = torch.jit.trace(m, (ids,))
     if dtype == "float16":
         # libtorch 1.13 has no CPU kernels for half linear layers, so the model is traced in float32
         # and its weights converted afterwards, as a user's model.half() would hold them.
         traced = traced.half()
+    traced.save(path + ".tmp")
+    os.replace(path + ".tmp", path)
+
+
+def make_half_model(GPT, path, size, ids):
+    """A float16 model that never exists in float32. The module is built on the meta device (no
+    bytes), each parameter is replaced by a float32 zero broadcast to its shape (one element of
+    storage) and the model is traced so; then each parameter gets its float16 values, drawn
+    directly in float16 (seed 0, GPT-2's initialisation: normal(0, 0.02), the residual
+    projections scaled by 1/sqrt(2 * layers), biases 0, LayerNorm 1 and 0), one at a time, and the
+    traced module is saved. The trace does not depend on the weights' values; it is the graph a
+    float32 trace followed by .half() gives (the other sizes' float16 path)."""
+    import torch
+    import torch.nn as nn
+
+    cfg = SIZES[size]
+    m = GPT(**cfg, device="meta").eval()
+    for mod in m.modules():
+        for name, p in list(mod._parameters.items()):
+            if p is not None and p.is_meta:
+                cheap = torch.zeros(1).expand(p.shape)
+                mod._parameters[name] = nn.Parameter(cheap, requires_grad=False)
+    m.lm_head.weight = m.wte.weight  # tied again after the replacement
+    with torch.no_grad():
+        traced = torch.jit.trace(m, (ids,))
+    del m
+    g = torch.Generator().manual_seed(0)
+    resid = 0.02 / (2 * cfg["layers"]) ** 0.5
+    with torch.no_grad():
+        for name, p in traced.named_parameters():
+            if p.dtype == torch.float16:
+                continue  # tied: already given its values through the other name
+            real = torch.empty(p.shape, dtype=torch.float16)
+            leaf = name.rsplit(".", 1)[-1]
+            if leaf == "bias":
+                real.zero_()
+            elif name.split(".")[-2].startswith("ln_"):
+                real.fill_(1.0)
+            else:
+                real.normal_(0.0, resid if name.endswith(("c_proj.weight", "c_fc_proj.weight")) else 0.02, generator=g)
+            p.data = real
     traced.save(path + ".tmp")
     os.replace(path + ".tmp", path)
 
@@ -157,9 +203,12 @@ def main():
     ap.add_argument("--no-torch", action="store_true")
     ap.add_argument("--baseline", help="an earlier oxport binary, measured the same way")
     ap.add_argument("--size", choices=sorted(SIZES), default="small",
-                    help="small: 12 layers, d=768 (124M); medium: 24 layers, d=1024 (355M)")
+                    help="small: 12 layers, d=768 (124M); medium: 24 layers, d=1024 (355M); "
+                         "2b: 24 layers, d=2560, 32 heads (2.0B, float16 only)")
     ap.add_argument("--dtype", choices=["float32", "float16"], default="float32")
     args = ap.parse_args()
+    if args.size in HALF_ONLY:
+        args.dtype = "float16"
     models = os.path.join(args.out, "models")
     work = os.path.join(args.out, f"bigmodel_{args.size}_{args.dtype}")
     os.makedirs(models, exist_ok=True)
