@@ -1,7 +1,8 @@
 """Big models at the speed of the disk: a GPT-2-small-sized decoder, measured side by side.
 
 Usage: /usr/bin/python3 bench/bigmodel.py [--build DIR] [--out DIR] [--runs N] [--opset N] [--no-torch]
-                                          [--baseline OXPORT] [--size small|medium] [--dtype float32|float16]
+                                          [--baseline OXPORT] [--size small|medium|2b] [--dtype float32|float16]
+                                          [--torch-cap-gib G] [--verify]
 
 Makes (once, kept in OUT/models) a traced GPT-2-small-sized decoder: 12 layers, d=768, 12 heads,
 vocabulary 50257, 1024 positions, the token embedding tied to the output projection (an nn.Linear
@@ -17,6 +18,10 @@ ids [1, 128] (int64, 0..127). Then measures, in this one run, each process on it
 Wall time and peak RSS of each whole process come from /usr/bin/time -v (median of --runs runs).
 Also: the bytes of the weights (each parameter once) and of each file's initializers. Prints a
 Markdown table (also written to OUT/bigmodel.md, and the raw figures to OUT/bigmodel.json).
+--size 2b is a 2.0B-parameter float16 model (24 layers, d=2560; 3.8 GiB of weights, made in float16
+only): it needs ~13 GiB of disk (model, floor file, output) and ~5 GiB of memory per process, and
+with --verify ONNX Runtime's session takes ~10 GiB more. torch.onnx.export runs under an
+address-space cap (--torch-cap-gib, 16 by default) so that it fails instead of starving the machine.
 Not part of ctest: it needs ~2 GiB of disk and a few minutes. docs/BENCHMARKS.md has the results.
 """
 import argparse
@@ -33,7 +38,10 @@ ROOT = os.path.dirname(HERE)
 IDS = (1, 128)
 
 
-SIZES = {"small": dict(layers=12, d=768, heads=12), "medium": dict(layers=24, d=1024, heads=16)}
+SIZES = {"small": dict(layers=12, d=768, heads=12), "medium": dict(layers=24, d=1024, heads=16),
+         "2b": dict(layers=24, d=2560, heads=32)}
+# Sizes made directly in float16 (never in float32: 2b's float32 copy alone would take 8 GB).
+HALF_ONLY = {"2b"}
 
 
 def make_model(path, size="small", dtype="float32"):
@@ -44,15 +52,15 @@ def make_model(path, size="small", dtype="float32"):
     import torch.nn.functional as F
 
     class Block(nn.Module):
-        def __init__(self, d, heads):
+        def __init__(self, d, heads, device=None):
             super().__init__()
             self.heads = heads
-            self.ln_1 = nn.LayerNorm(d)
-            self.c_attn = nn.Linear(d, 3 * d)
-            self.c_proj = nn.Linear(d, d)
-            self.ln_2 = nn.LayerNorm(d)
-            self.c_fc = nn.Linear(d, 4 * d)
-            self.c_fc_proj = nn.Linear(4 * d, d)
+            self.ln_1 = nn.LayerNorm(d, device=device)
+            self.c_attn = nn.Linear(d, 3 * d, device=device)
+            self.c_proj = nn.Linear(d, d, device=device)
+            self.ln_2 = nn.LayerNorm(d, device=device)
+            self.c_fc = nn.Linear(d, 4 * d, device=device)
+            self.c_fc_proj = nn.Linear(4 * d, d, device=device)
 
         def forward(self, x):
             b, t, c = x.shape
@@ -67,13 +75,13 @@ def make_model(path, size="small", dtype="float32"):
             return x + self.c_fc_proj(F.gelu(self.c_fc(self.ln_2(x))))
 
     class GPT(nn.Module):
-        def __init__(self, vocab=50257, positions=1024, d=768, layers=12, heads=12):
+        def __init__(self, vocab=50257, positions=1024, d=768, layers=12, heads=12, device=None):
             super().__init__()
-            self.wte = nn.Embedding(vocab, d)
-            self.wpe = nn.Embedding(positions, d)
-            self.h = nn.ModuleList([Block(d, heads) for _ in range(layers)])
-            self.ln_f = nn.LayerNorm(d)
-            self.lm_head = nn.Linear(d, vocab, bias=False)
+            self.wte = nn.Embedding(vocab, d, device=device)
+            self.wpe = nn.Embedding(positions, d, device=device)
+            self.h = nn.ModuleList([Block(d, heads, device) for _ in range(layers)])
+            self.ln_f = nn.LayerNorm(d, device=device)
+            self.lm_head = nn.Linear(d, vocab, bias=False, device=device)
             self.lm_head.weight = self.wte.weight  # tied
 
         def forward(self, ids):
@@ -83,15 +91,61 @@ def make_model(path, size="small", dtype="float32"):
                 x = block(x)
             return self.lm_head(self.ln_f(x))
 
+    ids = torch.arange(IDS[0] * IDS[1]).reshape(IDS)
+    if size in HALF_ONLY:
+        return make_half_model(GPT, path, size, ids)
     torch.manual_seed(0)
     m = GPT(**SIZES[size]).eval()
-    ids = torch.arange(IDS[0] * IDS[1]).reshape(IDS)
     with torch.no_grad():
         traced = torch.jit.trace(m, (ids,))
     if dtype == "float16":
         # libtorch 1.13 has no CPU kernels for half linear layers, so the model is traced in float32
         # and its weights converted afterwards, as a user's model.half() would hold them.
         traced = traced.half()
+    traced.save(path + ".tmp")
+    os.replace(path + ".tmp", path)
+
+
+def make_half_model(GPT, path, size, ids):
+    """A float16 model that never exists in float32. The module is built on the meta device (no
+    bytes), each parameter is replaced by a float32 zero broadcast to its shape (one element of
+    storage) and the model is traced so; then each parameter gets its float16 values, drawn
+    directly in float16 (seed 0, GPT-2's initialisation: normal(0, 0.02), the residual
+    projections scaled by 1/sqrt(2 * layers), biases 0, LayerNorm 1 and 0), one at a time, and the
+    traced module is saved. The trace does not depend on the weights' values; it is the graph a
+    float32 trace followed by .half() gives (the other sizes' float16 path)."""
+    import torch
+    import torch.nn as nn
+
+    cfg = SIZES[size]
+    m = GPT(**cfg, device="meta").eval()
+    for mod in m.modules():
+        for name, p in list(mod._parameters.items()):
+            if p is not None and p.is_meta:
+                cheap = torch.zeros(1).expand(p.shape)
+                mod._parameters[name] = nn.Parameter(cheap, requires_grad=False)
+    m.lm_head.weight = m.wte.weight  # tied again after the replacement
+    # Traced on 4 tokens, not 128: every size in forward is read from the input (traced as
+    # aten::size), so the graph is the same, and the run on 2B weights is 32x shorter; no second
+    # run to check the trace.
+    with torch.no_grad():
+        traced = torch.jit.trace(m, (ids[:, :4],), check_trace=False)
+    del m
+    g = torch.Generator().manual_seed(0)
+    resid = 0.02 / (2 * cfg["layers"]) ** 0.5
+    with torch.no_grad():
+        for name, p in traced.named_parameters():
+            if p.dtype == torch.float16:
+                continue  # tied: already given its values through the other name
+            real = torch.empty(p.shape, dtype=torch.float16)
+            leaf = name.rsplit(".", 1)[-1]
+            if leaf == "bias":
+                real.zero_()
+            elif name.split(".")[-2].startswith("ln_"):
+                real.fill_(1.0)
+            else:
+                real.normal_(0.0, resid if name.endswith(("c_proj.weight", "c_fc_proj.weight")) else 0.02, generator=g)
+            p.data = real
     traced.save(path + ".tmp")
     os.replace(path + ".tmp", path)
 
@@ -157,9 +211,17 @@ def main():
     ap.add_argument("--no-torch", action="store_true")
     ap.add_argument("--baseline", help="an earlier oxport binary, measured the same way")
     ap.add_argument("--size", choices=sorted(SIZES), default="small",
-                    help="small: 12 layers, d=768 (124M); medium: 24 layers, d=1024 (355M)")
+                    help="small: 12 layers, d=768 (124M); medium: 24 layers, d=1024 (355M); "
+                         "2b: 24 layers, d=2560, 32 heads (2.0B, float16 only)")
     ap.add_argument("--dtype", choices=["float32", "float16"], default="float32")
+    ap.add_argument("--torch-cap-gib", type=float, default=16.0,
+                    help="address-space cap of the torch.onnx.export process (prlimit --as), so that it fails "
+                         "cleanly instead of starving a shared machine; 0: none")
+    ap.add_argument("--verify", action="store_true",
+                    help="then run `oxport verify` on oxport's file (ONNX Runtime against libtorch), timed too")
     args = ap.parse_args()
+    if args.size in HALF_ONLY:
+        args.dtype = "float16"
     models = os.path.join(args.out, "models")
     work = os.path.join(args.out, f"bigmodel_{args.size}_{args.dtype}")
     os.makedirs(models, exist_ok=True)
@@ -179,7 +241,7 @@ def main():
         "oxport": [oxport, "export", model, "-o", os.path.join(work, "oxport.onnx"), "--arg",
                    f"{IDS[0]}x{IDS[1]}:int64:arange", "--opset", str(args.opset),
                    "--report", os.path.join(work, "oxport.report.json")],
-        "torch": [PY, script, model, os.path.join(work, "torch.onnx"), str(args.opset), os.path.join(work, "torch.json")],
+        "torch": (["prlimit", f"--as={int(args.torch_cap_gib * 2**30)}"] if args.torch_cap_gib > 0 else []) + [PY, script, model, os.path.join(work, "torch.onnx"), str(args.opset), os.path.join(work, "torch.json")],
     }
     if args.baseline:
         tools["baseline"] = [args.baseline] + tools["oxport"][1:]
@@ -208,11 +270,25 @@ def main():
             print(f"  {k}: {wall:.2f} s, peak RSS {rss / 2**20:.0f} MiB", flush=True)
     for k in failed:
         del runs[k]
-    res = {"weights": weights, "opset": args.opset, "runs": runs, "load": os.getloadavg(), "failed": failed}
+    verify = None
+    if args.verify:
+        onnx_path = os.path.join(work, "oxport.onnx")
+        vreport = os.path.join(work, "verify.report.json")
+        wall, rss, _ = timed([oxport, "verify", model, onnx_path, "--arg", f"{IDS[0]}x{IDS[1]}:int64:arange",
+                              "--report", vreport])
+        with open(vreport) as f:
+            v = json.load(f).get("verify", {})
+        verify = {"wall": wall, "rss": rss, "passed": v.get("passed"), "notes": v.get("notes", []),
+                  "runs": v.get("runs", [])}
+        print(f"  verify: {wall:.2f} s, peak RSS {rss / 2**20:.0f} MiB, passed={verify['passed']}", flush=True)
+    res = {"weights": weights, "opset": args.opset, "runs": runs, "load": os.getloadavg(), "failed": failed,
+           "verify": verify}
     for k in runs:
         res[k] = {"wall": statistics.median(w for w, _ in runs[k]), "rss": statistics.median(r for _, r in runs[k])}
     res["oxport"]["init_bytes"], res["oxport"]["inits"] = initializer_bytes(os.path.join(work, "oxport.onnx"))
     res["oxport"]["file"] = os.path.getsize(os.path.join(work, "oxport.onnx"))
+    data = os.path.join(work, "oxport.onnx.data")
+    res["oxport"]["external_data"] = os.path.getsize(data) if os.path.exists(data) else 0
     with open(os.path.join(work, "oxport.report.json")) as f:
         res["oxport"]["phase_ms"] = json.load(f).get("stats", {}).get("phase_ms", {})
     if "baseline" in runs:
@@ -245,6 +321,13 @@ def main():
     if "torch" in res:
         lines += ["", f"oxport / torch: wall {res['oxport']['wall'] / res['torch']['wall']:.2f}x, "
                       f"peak RSS {res['oxport']['rss'] / res['torch']['rss']:.2f}x."]
+    if res["oxport"]["external_data"]:
+        lines += ["", f"oxport.onnx: {res['oxport']['file']} bytes, external data oxport.onnx.data: "
+                      f"{res['oxport']['external_data']} bytes."]
+    if verify:
+        lines += ["", f"oxport verify ({IDS[0]}x{IDS[1]} ids): {'passed' if verify['passed'] else 'FAILED'}, "
+                      f"{verify['wall']:.2f} s, peak RSS {mib(verify['rss'])} ({verify['rss'] / weights:.2f}x the weights)."]
+        lines += [f"  note: {n}" for n in verify["notes"]]
     ph = res["oxport"]["phase_ms"]
     if ph:
         lines += ["", "oxport phases (ms, in process): " + ", ".join(f"{k} {v:.0f}" for k, v in ph.items())]

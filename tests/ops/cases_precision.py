@@ -1,8 +1,9 @@
 """Half-precision models: float16 and bfloat16 weights and inputs, as `model.half()` and
 `model.to(torch.bfloat16)` make them. Weights stay in their type in the file. libtorch 1.13 has no
-CPU kernel for most float16 ops, so the reference runs a float32 copy rounded to the model's type
-(verification says so), and the comparison's tolerance is that type's epsilon. Ops that an opset
-has no float16/bfloat16 form of (Conv, Gemm, ... for bfloat16) compute in float32 between Casts.
+CPU kernel for most float16 ops, so the reference runs in float32 (each weight widened where forward
+reads it, no float32 copy of the module) rounded to the model's type (verification says so), and the
+comparison's tolerance is that type's epsilon. Ops that an opset has no float16/bfloat16 form of
+(Conv, Gemm, ... for bfloat16) compute in float32 between Casts.
 Scripted: tracing in Python runs the model, which fails on the CPU for these types."""
 import torch
 import torch.nn as nn

@@ -145,9 +145,10 @@ class Model {
                             const CancelToken& cancel = {}) const;
 
   // Builds the example inputs of `options` and runs the original module on them (libtorch).
-  // A float16/bfloat16 model whose ops libtorch 1.13 cannot run on the CPU in that type runs as a
-  // float32 copy instead, its floating outputs rounded back to the model's type; `note` (if
-  // given) then says so.
+  // A float16/bfloat16 model whose ops libtorch 1.13 cannot run on the CPU in that type runs in
+  // float32 instead, each weight widened where forward reads it (no float32 copy of the module;
+  // where that cannot run, a float32 copy of it), its floating outputs rounded back to the
+  // model's type; `note` (if given) then says so.
   Result<std::vector<NamedTensor>> runReference(const ExportOptions& options,
                                                 const std::vector<std::vector<int64_t>>& input_shapes = {},
                                                 std::string* note = nullptr) const;

@@ -203,10 +203,11 @@ Result<ExampleArgs> buildExampleArgs(const jit::Module& module, const ExportOpti
   auto shape_it = shapes.cbegin();
   std::vector<Diagnostic> errors;
   for (size_t i = 0; i < options.args.size(); ++i) {
+    // Given, even when its value is refused: one error for it, not a second "missing-arg".
+    given[i] = true;
     auto r = argToIValue(options.args[i], sargs[i + 1].type(), "args[" + std::to_string(i) + "]", shape_it, shapes.cend());
     if (!r.ok()) { for (auto& d : r.error().diagnostics()) errors.push_back(d); continue; }
     values[i] = std::move(*r);
-    given[i] = true;
   }
   for (const auto& [name, arg] : options.kwargs) {
     size_t idx = nparams;
@@ -227,10 +228,10 @@ Result<ExampleArgs> buildExampleArgs(const jit::Module& module, const ExportOpti
       errors.push_back(d);
       continue;
     }
+    given[idx] = true;
     auto r = argToIValue(arg, sargs[idx + 1].type(), "kwargs." + name, shape_it, shapes.cend());
     if (!r.ok()) { for (auto& d : r.error().diagnostics()) errors.push_back(d); continue; }
     values[idx] = std::move(*r);
-    given[idx] = true;
   }
   for (size_t i = 0; i < nparams; ++i) {
     if (given[i]) continue;

@@ -151,6 +151,8 @@ Result<c10::IValue> runWidened(torch::jit::Module& copy, const std::vector<c10::
   }
 }
 
+std::string halfName(at::ScalarType t) { return t == at::kHalf ? "float16" : "bfloat16"; }
+
 // The line of libtorch's message that names the missing kernel ("slow_conv2d_cpu" not implemented
 // for 'Half').
 std::string kernelMissing(const std::string& message) {
@@ -184,7 +186,7 @@ Result<std::vector<NamedTensor>> Model::runReference(const ExportOptions& option
   c10::IValue result;
   std::optional<at::ScalarType> rounded_to;
   Model::Impl& impl = *impl_;
-  if (!impl.float_copy) {
+  if (!impl.float_copy_of) {
     try {
       TrainingGuard guard(impl.module, options.training);
       torch::NoGradGuard no_grad;
@@ -196,20 +198,41 @@ Result<std::vector<NamedTensor>> Model::runReference(const ExportOptions& option
       if (!half)
         return Error("forward-failed", "the model fails on the example inputs: " + message,
                      "check the input shapes and dtypes in args");
-      auto copy = floatCopy(impl.module);
-      if (!copy.ok())
-        return Error("forward-failed", "the model fails on the example inputs: " + message +
-                                           "; a float32 copy of it cannot be made: " + copy.error().message(),
-                     "check the input shapes and dtypes in args");
-      const std::string type = *half == at::kHalf ? "float16" : "bfloat16";
-      impl.float_copy = std::move(*copy);
       impl.float_copy_of = *half;
-      impl.float_copy_note = "libtorch 1.13 cannot run this " + type + " model on the CPU (" +
-                             kernelMissing(e.what()) + "): the reference outputs come from a float32 copy of it, rounded to " +
-                             type;
+      impl.float_copy_note = "libtorch 1.13 cannot run this " + halfName(*half) + " model on the CPU (" + kernelMissing(e.what()) + ")";
+      auto widened = widenedForward(impl.module);
+      if (widened.ok()) impl.widened = std::move(*widened);
     }
   }
-  if (impl.float_copy) {
+  if (impl.float_copy_of && impl.widened && !impl.float_copy) {
+    TrainingGuard guard(impl.module, options.training);
+    torch::NoGradGuard no_grad;
+    auto run = runWidenedForward(*impl.widened, impl.module, args.values);
+    if (run.ok()) {
+      result = std::move(*run);
+      rounded_to = impl.float_copy_of;
+      if (note)
+        *note = impl.float_copy_note + ": the reference outputs come from float32 (each weight widened where it is "
+                                       "read), rounded to " + halfName(*impl.float_copy_of);
+    } else if (run.error().first().message.find("Half") == std::string::npos &&
+               run.error().first().message.find("BFloat16") == std::string::npos) {
+      // Not a half type's fault: the float32 copy would fail the same way.
+      return Error("forward-failed", "the model fails on the example inputs (run in float32, each weight widened "
+                                     "where it is read): " + run.error().first().message,
+                   "check the input shapes and dtypes in args");
+    } else {
+      impl.widened.reset();  // e.g. a half tensor made inside forward: the whole module in float32, as before
+    }
+  }
+  if (impl.float_copy_of && !impl.widened) {
+    if (!impl.float_copy) {
+      auto copy = floatCopy(impl.module);
+      if (!copy.ok())
+        return Error("forward-failed", "the model cannot run on the CPU in its half precision, and a float32 copy of "
+                                       "it cannot be made: " + copy.error().message(),
+                     "check the input shapes and dtypes in args");
+      impl.float_copy = std::move(*copy);
+    }
     auto widened = runWidened(*impl.float_copy, args.values, options.training);
     if (!widened.ok())
       return Error("forward-failed", "the model cannot run on the CPU in its half precision, and its float32 copy fails "
@@ -217,7 +240,9 @@ Result<std::vector<NamedTensor>> Model::runReference(const ExportOptions& option
                    "check the input shapes and dtypes in args");
     result = std::move(*widened);
     rounded_to = impl.float_copy_of;
-    if (note) *note = impl.float_copy_note;
+    if (note)
+      *note = impl.float_copy_note + ": the reference outputs come from a float32 copy of it, rounded to " +
+              halfName(*impl.float_copy_of);
   }
   std::vector<at::Tensor> flat;
   flattenResult(result, flat);
