@@ -65,6 +65,7 @@ const Registry& builtinRegistry() {
         {"linalg", registerLinalgOps},         {"loss", registerLossOps},
         {"vision", registerVisionOps},         {"sequence", registerSequenceOps},
         {"special", registerSpecialOps},       {"rearrange", registerRearrangeOps},
+        {"cumulative", registerCumulativeOps},
     };
     for (const auto& f : families) {
       r.setFamily(f.name);
