@@ -65,7 +65,7 @@ const Registry& builtinRegistry() {
         {"linalg", registerLinalgOps},         {"loss", registerLossOps},
         {"vision", registerVisionOps},         {"sequence", registerSequenceOps},
         {"special", registerSpecialOps},       {"rearrange", registerRearrangeOps},
-        {"cumulative", registerCumulativeOps},
+        {"cumulative", registerCumulativeOps}, {"scatter_reduce", registerScatterReduceOps},
     };
     for (const auto& f : families) {
       r.setFamily(f.name);
