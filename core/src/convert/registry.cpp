@@ -66,6 +66,7 @@ const Registry& builtinRegistry() {
         {"vision", registerVisionOps},         {"sequence", registerSequenceOps},
         {"special", registerSpecialOps},       {"rearrange", registerRearrangeOps},
         {"cumulative", registerCumulativeOps}, {"scatter_reduce", registerScatterReduceOps},
+        {"loss_margin", registerMarginLossOps},
     };
     for (const auto& f : families) {
       r.setFamily(f.name);

@@ -78,6 +78,7 @@ void registerRearrangeOps(Registry& r);  // ops_rearrange.cpp: rot90, fliplr, hs
 void registerSpecialOps(Registry& r);    // ops_special.cpp: xlogy, logit, sinc, fmax, isclose, nansum, isin ...
 void registerCumulativeOps(Registry& r);  // ops_cumulative.cpp: cumprod, cummax/cummin, logcumsumexp
 void registerScatterReduceOps(Registry& r);  // ops_scatter_reduce.cpp: scatter_reduce, index_reduce
+void registerMarginLossOps(Registry& r);  // ops_loss_margin.cpp: margin/embedding/triplet/poisson losses
 void registerVisionOps(Registry& r);     // ops_vision.cpp: torchvision's nms, roi_align, roi_pool
 
 }  // namespace oxport::convert
