@@ -58,6 +58,8 @@ CASES = [
     case("einsum_ellipsis_broadcast", lambda a, b: torch.einsum("...d,nd->...n", a, b), [T(2, 3, 4), T(5, 4, seed=1)],
          opsets=(9, 11, 13)),
     case("einsum_f64_sum_only", lambda a: torch.einsum("ijk->k", a), [T(2, 3, 4, dtype="float64")], opsets=(9, 13)),
+    case("matrix_transpose_mT", lambda x: x.mT + x.mH.sin() + x.adjoint(), [T(2, 3, 4)], opsets=(9, 13, 17), dynamic={0: [0, 1, 2]}),
+    case("matrix_transpose_2d_int", lambda x: x.mT, [T(3, 2, dtype="int64", fill="arange")], opsets=(9, 13)),
     case("outer", lambda a, b: torch.outer(a, b), [T(3), T(4, seed=1)], opsets=(9, 13), dynamic={0: [0], 1: [0]}),
     case("ger_int_float", lambda a, b: torch.outer(a, b), [T(3, dtype="int64", fill="arange"), T(2)], opsets=(11,)),
     # unflatten: scripted records aten::unflatten (tracing decomposes it into a view).

@@ -182,6 +182,17 @@ Status convertEinsumExpanded(Context& ctx, const Node& n) {
   return bindOut(ctx, n, y);
 }
 
+// mT / mH / adjoint(self): the last two axes swapped (for real tensors mH and adjoint are mT).
+Status convertMatrixTranspose(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  const int rank = ctx.rank(n.input(0));
+  if (rank < 2) return ctx.error("bad-argument", "a matrix transpose (mT) of a tensor of rank " + std::to_string(rank));
+  std::vector<int64_t> perm;
+  for (int64_t i = 0; i < rank; ++i) perm.push_back(i);
+  std::swap(perm[static_cast<size_t>(rank - 2)], perm[static_cast<size_t>(rank - 1)]);
+  return bindOut(ctx, n, ctx.emit1("Transpose", {x}, {attrInts("perm", perm)}));
+}
+
 // outer/ger(self, vec2): self[:, None] * vec2[None, :]
 Status convertOuter(Context& ctx, const Node& n) {
   OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {0, 1}));
@@ -359,6 +370,7 @@ void registerLinalgOps(Registry& r) {
   r.add("aten::einsum", convertEinsum, 12);
   addAll(r, {"aten::outer", "aten::ger"}, convertOuter);
   r.add("aten::unflatten", convertUnflatten);
+  addAll(r, {"aten::mT", "aten::mH", "aten::adjoint"}, convertMatrixTranspose);
   r.add("aten::tensordot", convertTensordot);
   r.add("aten::diagonal", convertDiagonal);
   r.add("aten::diag", convertDiag);
