@@ -48,7 +48,8 @@ aten::linalg_pinv aten::linalg_vander aten::fft_rfft aten::stft aten::margin_ran
 aten::soft_margin_loss aten::poisson_nll_loss aten::triplet_margin_loss
 aten::cosine_embedding_loss aten::embedding_renorm_ aten::round
 aten::hinge_embedding_loss aten::multi_margin_loss aten::_upsample_nearest_exact1d
-aten::_upsample_nearest_exact3d aten::mT aten::mH aten::adjoint aten::einsum
+aten::_upsample_nearest_exact3d aten::mT aten::mH aten::adjoint aten::einsum aten::special_psi
+aten::special_erfinv
 torchvision::deform_conv2d torchvision::ps_roi_align
 """.split())
 

@@ -66,7 +66,7 @@ const Registry& builtinRegistry() {
         {"vision", registerVisionOps},         {"sequence", registerSequenceOps},
         {"special", registerSpecialOps},       {"rearrange", registerRearrangeOps},
         {"cumulative", registerCumulativeOps}, {"scatter_reduce", registerScatterReduceOps},
-        {"loss_margin", registerMarginLossOps},
+        {"loss_margin", registerMarginLossOps}, {"special_functions", registerSpecialFunctionOps},
     };
     for (const auto& f : families) {
       r.setFamily(f.name);

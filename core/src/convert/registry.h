@@ -79,6 +79,7 @@ void registerSpecialOps(Registry& r);    // ops_special.cpp: xlogy, logit, sinc,
 void registerCumulativeOps(Registry& r);  // ops_cumulative.cpp: cumprod, cummax/cummin, logcumsumexp
 void registerScatterReduceOps(Registry& r);  // ops_scatter_reduce.cpp: scatter_reduce, index_reduce
 void registerMarginLossOps(Registry& r);  // ops_loss_margin.cpp: margin/embedding/triplet/poisson losses
+void registerSpecialFunctionOps(Registry& r);  // ops_special_functions.cpp: lgamma, digamma, erfinv
 void registerVisionOps(Registry& r);     // ops_vision.cpp: torchvision's nms, roi_align, roi_pool
 
 }  // namespace oxport::convert
