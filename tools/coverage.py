@@ -47,6 +47,9 @@ aten::bincount aten::linalg_inv aten::linalg_solve aten::linalg_cholesky aten::l
 aten::linalg_pinv aten::linalg_vander aten::fft_rfft aten::stft aten::margin_ranking_loss
 aten::soft_margin_loss aten::poisson_nll_loss aten::triplet_margin_loss
 aten::cosine_embedding_loss aten::embedding_renorm_ aten::round
+aten::hinge_embedding_loss aten::multi_margin_loss aten::_upsample_nearest_exact1d
+aten::_upsample_nearest_exact3d aten::mT aten::mH aten::adjoint aten::einsum aten::special_psi
+aten::special_erfinv
 torchvision::deform_conv2d torchvision::ps_roi_align
 """.split())
 

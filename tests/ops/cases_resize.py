@@ -142,3 +142,34 @@ CASES += [
     case("affine_grid_3d", lambda t: torch.nn.functional.affine_grid(t, [1, 2, 2, 3, 4], align_corners=False), [T(1, 3, 4)],
          opsets=(11, 17)),
 ]
+
+# mode='nearest-exact' (aten::_upsample_nearest_exact*d, or __interpolate when scripted): the
+# pixel whose centre is nearest, ONNX's half_pixel + round_prefer_ceil from opset 11; whole
+# scale factors also at 9/10, where it is plain nearest.
+class InterpolateNearestExact(torch.nn.Module):
+    def forward(self, x):
+        return F.interpolate(x, size=(5, 3), mode="nearest-exact")
+
+
+CASES += [
+    case("upsample_nearest_exact2d_size", lambda x: F.interpolate(x, size=(7, 5), mode="nearest-exact"),
+         [T(1, 2, 3, 4)], opsets=(11, 13, 17), dynamic={0: [0, 1]}),
+    case("upsample_nearest_exact2d_downsample", lambda x: F.interpolate(x, size=(2, 3), mode="nearest-exact"),
+         [T(1, 2, 5, 7)], opsets=(11, 13, 17)),
+    case("upsample_nearest_exact2d_fractional_scale", lambda x: F.interpolate(x, scale_factor=1.5, mode="nearest-exact"),
+         [T(1, 1, 4, 6)], opsets=(11, 17)),
+    case("upsample_nearest_exact2d_whole_scale", lambda x: F.interpolate(x, scale_factor=2, mode="nearest-exact"),
+         [T(1, 2, 3, 4)], opsets=(9, 10, 11, 13)),
+    case("upsample_nearest_exact1d", lambda x: F.interpolate(x, size=7, mode="nearest-exact"), [T(2, 3, 4)],
+         opsets=(11, 13)),
+    case("upsample_nearest_exact1d_whole_scale", lambda x: F.interpolate(x, scale_factor=3, mode="nearest-exact"),
+         [T(2, 3, 4)], opsets=(9, 13)),
+    case("upsample_nearest_exact3d", lambda x: F.interpolate(x, size=(3, 5, 2), mode="nearest-exact"),
+         [T(1, 1, 2, 3, 4)], opsets=(11, 13)),
+    case("upsample_nearest_exact_int", lambda x: F.interpolate(x, size=(5, 6), mode="nearest-exact"),
+         [T(1, 1, 3, 4, dtype="uint8", fill="arange")], opsets=(11, 13)),
+    case("upsample_nearest_exact_fractional_opset10", lambda x: F.interpolate(x, size=(5, 7), mode="nearest-exact"),
+         [T(1, 1, 3, 4)], opsets=(9, 10), expect="error:opset-too-old", operator_export_type="ONNX"),
+    case("interpolate_builtin_nearest_exact", InterpolateNearestExact(), [T(1, 2, 4, 4)], script=True,
+         opsets=(11, 17)),
+]

@@ -66,7 +66,7 @@ class TwoInTwoOut(torch.nn.Module):
 
 class Search(torch.nn.Module):
     def forward(self, b, y):
-        return torch.logcumsumexp(y, 0)  # b unused: the Hist module reads it
+        return torch.special.zeta(y, 2.0)  # b unused: the Hist module reads it
 
 
 class Hist(torch.nn.Module):

@@ -1,7 +1,8 @@
 // Triangles and products of several tensors: tril/triu (Trilu from opset 14, a mask below it),
-// einsum (Einsum from opset 12), outer products, unflatten, tensordot, diagonal.
+// einsum (Einsum from opset 12, Mul/ReduceSum below), outer products, unflatten, tensordot, diagonal.
 #include <algorithm>
 #include <cctype>
+#include <map>
 
 #include "convert/registry.h"
 #include "convert/util.h"
@@ -61,6 +62,135 @@ Status convertEinsum(Context& ctx, const Node& n) {
   std::string y = ctx.emit1("Einsum", ins, {attrString("equation", equation)});
   if (run != dt) y = ctx.cast(y, dt);
   return bindOut(ctx, n, y);
+}
+
+// einsum below opset 12 (no Einsum): every operand is put in one common axis order (the
+// output's letters first, in the output's order, then the summed ones), multiplied with
+// broadcasting, and the summed letters reduced with ReduceSum. A letter repeated in one operand
+// (a diagonal, "ii->i") is first masked with an identity grid and summed over its second axis.
+// Exact; its memory is the product of every letter's size, more than Einsum's own kernel.
+Status convertEinsumExpanded(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(std::string eq0, ctx.constString(n.input(0)));
+  OXPORT_ASSIGN(auto ins, ctx.tensorList(n.input(1)));
+  OXPORT_ASSIGN(auto elems, ctx.listElements(n.input(1)));
+  if (elems.size() != ins.size()) return ctx.error("unsupported-form", "einsum over a list of tensors unknown at export time");
+  std::string eq;
+  for (char c : eq0)
+    if (!std::isspace(static_cast<unsigned char>(c))) eq += c;
+  const auto arrow = eq.find("->");
+  std::string lhs = arrow == std::string::npos ? eq : eq.substr(0, arrow);
+  std::vector<std::string> terms;
+  for (size_t at = 0;;) {
+    const auto comma = lhs.find(',', at);
+    terms.push_back(lhs.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
+    if (comma == std::string::npos) break;
+    at = comma + 1;
+  }
+  if (terms.size() != ins.size())
+    return ctx.error("bad-argument", "einsum '" + eq0 + "' names " + std::to_string(terms.size()) + " operands for " +
+                                         std::to_string(ins.size()) + " tensors");
+  // The ellipsis becomes letters of its own ('0', '1', ...: the broadcast dims, right-aligned).
+  int ell = 0;
+  for (size_t i = 0; i < terms.size(); ++i) {
+    const auto dots = terms[i].find("...");
+    if (dots == std::string::npos) continue;
+    const int named = static_cast<int>(terms[i].size()) - 3;
+    ell = std::max(ell, ctx.rank(elems[i]) - named);
+  }
+  if (ell > 10) return ctx.error("unsupported-form", "einsum with an ellipsis over more than 10 dims");
+  auto ellLetters = [](int count, int total) {
+    std::string e;
+    for (int k = total - count; k < total; ++k) e += static_cast<char>('0' + k);
+    return e;
+  };
+  std::vector<std::string> axes(terms.size());
+  for (size_t i = 0; i < terms.size(); ++i) {
+    std::string t = terms[i];
+    const auto dots = t.find("...");
+    if (dots != std::string::npos) {
+      const int count = ctx.rank(elems[i]) - (static_cast<int>(t.size()) - 3);
+      if (count < 0) return ctx.error("bad-argument", "einsum operand '" + t + "' has more letters than dims");
+      t = t.substr(0, dots) + ellLetters(count, ell) + t.substr(dots + 3);
+    }
+    if (static_cast<int>(t.size()) != ctx.rank(elems[i]))
+      return ctx.error("bad-argument", "einsum operand '" + terms[i] + "' does not match a tensor of rank " +
+                                           std::to_string(ctx.rank(elems[i])));
+    axes[i] = t;
+  }
+  std::string out;
+  if (arrow != std::string::npos) {
+    out = eq.substr(arrow + 2);
+    const auto dots = out.find("...");
+    if (dots != std::string::npos) out = out.substr(0, dots) + ellLetters(ell, ell) + out.substr(dots + 3);
+  } else {
+    // Implicit output: the ellipsis dims, then the letters seen once, alphabetically.
+    std::map<char, int> seen;
+    for (const auto& a : axes)
+      for (char c : a) ++seen[c];
+    out = ellLetters(ell, ell);
+    for (const auto& [c, k] : seen)
+      if (k == 1 && std::isalpha(static_cast<unsigned char>(c))) out += c;
+  }
+  const DType dt = n.output(0)->meta.dtype;
+  DType run = dt;
+  if (dt == DType::Float16 || dt == DType::BFloat16) run = DType::Float32;
+  else if (!isFloating(dt) && dt != DType::Int32 && dt != DType::Int64) run = DType::Int64;
+  // The common order: the output's letters, then the summed ones in order of appearance.
+  std::string order = out;
+  for (const auto& a : axes)
+    for (char c : a)
+      if (order.find(c) == std::string::npos) order += c;
+  std::string product;
+  for (size_t i = 0; i < ins.size(); ++i) {
+    std::string x = ctx.dtype(elems[i]) == run ? ins[i] : ctx.cast(ins[i], run);
+    std::string a = axes[i];
+    // Diagonals: a letter seen again at axis j keeps the elements equal along its first axis.
+    for (size_t j = 0; j < a.size(); ++j) {
+      const auto first = a.find(a[j]);
+      if (first == j) continue;
+      std::string ar = arangeOf(ctx, dimSize(ctx, x, static_cast<int64_t>(j)));
+      std::string eye = ctx.cast(ctx.emit1("Equal", {ctx.unsqueeze(ar, {1}), ctx.unsqueeze(ar, {0})}), run);
+      std::vector<int64_t> lift;
+      for (size_t k = 0; k < a.size(); ++k)
+        if (k != first && k != j) lift.push_back(static_cast<int64_t>(k));
+      if (!lift.empty()) eye = ctx.unsqueeze(eye, lift);
+      x = reduceOver(ctx, "ReduceSum", ctx.emit1("Mul", {x, eye}), {static_cast<int64_t>(j)}, false);
+      a.erase(j, 1);
+      --j;
+    }
+    // Transpose to the common order, then unsqueeze the letters this operand lacks.
+    std::vector<std::pair<size_t, int64_t>> pos;
+    for (size_t k = 0; k < a.size(); ++k) pos.push_back({order.find(a[k]), static_cast<int64_t>(k)});
+    std::sort(pos.begin(), pos.end());
+    std::vector<int64_t> perm;
+    bool identity = true;
+    for (size_t k = 0; k < pos.size(); ++k) {
+      perm.push_back(pos[k].second);
+      identity = identity && pos[k].second == static_cast<int64_t>(k);
+    }
+    if (!identity) x = ctx.emit1("Transpose", {x}, {attrInts("perm", perm)});
+    std::vector<int64_t> missing;
+    for (size_t k = 0; k < order.size(); ++k)
+      if (a.find(order[k]) == std::string::npos) missing.push_back(static_cast<int64_t>(k));
+    if (!missing.empty()) x = ctx.unsqueeze(x, missing);
+    product = product.empty() ? x : ctx.emit1("Mul", {product, x});
+  }
+  std::vector<int64_t> summed;
+  for (size_t k = out.size(); k < order.size(); ++k) summed.push_back(static_cast<int64_t>(k));
+  std::string y = summed.empty() ? ctx.emit1("Identity", {product}) : reduceOver(ctx, "ReduceSum", product, summed, false);
+  if (run != dt) y = ctx.cast(y, dt);
+  return bindOut(ctx, n, y);
+}
+
+// mT / mH / adjoint(self): the last two axes swapped (for real tensors mH and adjoint are mT).
+Status convertMatrixTranspose(Context& ctx, const Node& n) {
+  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  const int rank = ctx.rank(n.input(0));
+  if (rank < 2) return ctx.error("bad-argument", "a matrix transpose (mT) of a tensor of rank " + std::to_string(rank));
+  std::vector<int64_t> perm;
+  for (int64_t i = 0; i < rank; ++i) perm.push_back(i);
+  std::swap(perm[static_cast<size_t>(rank - 2)], perm[static_cast<size_t>(rank - 1)]);
+  return bindOut(ctx, n, ctx.emit1("Transpose", {x}, {attrInts("perm", perm)}));
 }
 
 // outer/ger(self, vec2): self[:, None] * vec2[None, :]
@@ -236,9 +366,11 @@ Status convertDiag(Context& ctx, const Node& n) {
 void registerLinalgOps(Registry& r) {
   addAll(r, {"aten::tril", "aten::tril_"}, convertTriangle(false));
   addAll(r, {"aten::triu", "aten::triu_"}, convertTriangle(true));
+  r.add("aten::einsum", convertEinsumExpanded, kMinOpset, 11);
   r.add("aten::einsum", convertEinsum, 12);
   addAll(r, {"aten::outer", "aten::ger"}, convertOuter);
   r.add("aten::unflatten", convertUnflatten);
+  addAll(r, {"aten::mT", "aten::mH", "aten::adjoint"}, convertMatrixTranspose);
   r.add("aten::tensordot", convertTensordot);
   r.add("aten::diagonal", convertDiagonal);
   r.add("aten::diag", convertDiag);

@@ -149,7 +149,9 @@ ConvertFn padMode(const std::string& mode) {
 
 // ---- resizing
 
-enum class Interp { Nearest, Linear, Cubic };
+// NearestExact is PyTorch's 'nearest-exact': source index floor((dst + 0.5) * in / out), the
+// pixel whose centre is nearest, which is ONNX's half_pixel with round_prefer_ceil.
+enum class Interp { Nearest, NearestExact, Linear, Cubic };
 
 // A Resize of n.input(0) (rank spatial + 2) to `out_sizes` (a 1-D int64 tensor of the spatial
 // sizes) or, when that is empty, by `scales` (one per spatial dim), in the opset's form.
@@ -158,7 +160,14 @@ Status emitResize(Context& ctx, const Node& n, Interp interp, int spatial, bool 
   OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
   const int rank = ctx.rank(n.input(0));
   if (rank != spatial + 2) return ctx.error("unsupported-form", "upsampling a tensor of rank " + std::to_string(rank));
-  if (interp != Interp::Nearest && ctx.opset() < 11)
+  if (interp == Interp::NearestExact && ctx.opset() < 11) {
+    // Below 11 only whole scale factors agree: floor((dst + 0.5) / k) is floor(dst / k), the
+    // truncation Upsample-9 and Resize-10 do.
+    bool whole = out_sizes.empty() && !scales.empty();
+    for (double s : scales) whole = whole && s >= 1 && s == std::floor(s);
+    if (!whole) return ctx.needsOpset(11, "nearest-exact resizing other than by whole scale factors (Resize half_pixel)");
+  }
+  if (interp != Interp::Nearest && interp != Interp::NearestExact && ctx.opset() < 11)
     return ctx.needsOpset(11, std::string(interp == Interp::Cubic ? "bicubic" : "linear") +
                                   " resizing with PyTorch's coordinates (Resize coordinate_transformation_mode)");
   // Linear 1-D runs as 2-D over a unit height (ONNX Runtime's linear Resize wants 2-D or 3-D spatial).
@@ -196,6 +205,9 @@ Status emitResize(Context& ctx, const Node& n, Interp interp, int spatial, bool 
     if (interp == Interp::Nearest) {
       attrs = {attrString("mode", "nearest"), attrString("coordinate_transformation_mode", "asymmetric"),
                attrString("nearest_mode", "floor")};
+    } else if (interp == Interp::NearestExact) {
+      attrs = {attrString("mode", "nearest"), attrString("coordinate_transformation_mode", "half_pixel"),
+               attrString("nearest_mode", "round_prefer_ceil")};
     } else {
       // PyTorch's half-pixel formula is ONNX's half_pixel at every output size. pytorch_half_pixel
       // is the same except that it maps an output of size 1 to source 0 (PyTorch: the window's
@@ -225,7 +237,7 @@ ConvertFn upsampleOp(Interp interp, int spatial) {
   return [interp, spatial](Context& ctx, const Node& n) -> Status {
     bool align = false;
     size_t scale_at = 2;
-    if (interp != Interp::Nearest) {
+    if (interp != Interp::Nearest && interp != Interp::NearestExact) {
       OXPORT_ASSIGN(align, ctx.constBool(n.input(2)));
       scale_at = 3;
     }
@@ -269,12 +281,13 @@ Status convertInterpolate(Context& ctx, const Node& n) {
   if (n.inputs.size() > 6 && !ctx.isNone(n.input(6))) { OXPORT_ASSIGN(antialias, ctx.constBool(n.input(6))); }
   Interp interp;
   if (mode == "nearest") interp = Interp::Nearest;
+  else if (mode == "nearest-exact") interp = Interp::NearestExact;
   else if ((mode == "linear" && spatial == 1) || (mode == "bilinear" && spatial == 2) || (mode == "trilinear" && spatial == 3))
     interp = Interp::Linear;
   else if (mode == "bicubic" && spatial == 2) interp = Interp::Cubic;
   else
     return ctx.error("unsupported-form", "interpolate mode '" + mode + "' for " + std::to_string(spatial) + "-D input",
-                     "use nearest, (bi/tri)linear or bicubic");
+                     "use nearest, nearest-exact, (bi/tri)linear or bicubic");
   if (antialias) return ctx.error("unsupported-form", "interpolate with antialias=True has no ONNX Resize form");
   const Value* size_v = n.input(1);
   const Value* scale_v = n.inputs.size() > 2 ? n.input(2) : nullptr;
@@ -503,6 +516,9 @@ void registerResizeOps(Registry& r) {
   r.add("aten::upsample_nearest1d", upsampleOp(Interp::Nearest, 1));
   r.add("aten::upsample_nearest2d", upsampleOp(Interp::Nearest, 2));
   r.add("aten::upsample_nearest3d", upsampleOp(Interp::Nearest, 3));
+  r.add("aten::_upsample_nearest_exact1d", upsampleOp(Interp::NearestExact, 1));
+  r.add("aten::_upsample_nearest_exact2d", upsampleOp(Interp::NearestExact, 2));
+  r.add("aten::_upsample_nearest_exact3d", upsampleOp(Interp::NearestExact, 3));
   r.add("aten::upsample_linear1d", upsampleOp(Interp::Linear, 1));
   r.add("aten::upsample_bilinear2d", upsampleOp(Interp::Linear, 2));
   r.add("aten::upsample_trilinear3d", upsampleOp(Interp::Linear, 3));

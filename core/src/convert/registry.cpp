@@ -65,6 +65,8 @@ const Registry& builtinRegistry() {
         {"linalg", registerLinalgOps},         {"loss", registerLossOps},
         {"vision", registerVisionOps},         {"sequence", registerSequenceOps},
         {"special", registerSpecialOps},       {"rearrange", registerRearrangeOps},
+        {"cumulative", registerCumulativeOps}, {"scatter_reduce", registerScatterReduceOps},
+        {"loss_margin", registerMarginLossOps}, {"special_functions", registerSpecialFunctionOps},
     };
     for (const auto& f : families) {
       r.setFamily(f.name);

@@ -76,6 +76,10 @@ void registerLinalgOps(Registry& r);     // ops_linalg.cpp: tril/triu, einsum, o
 void registerLossOps(Registry& r);       // ops_loss.cpp: mse, l1, smooth l1, huber, bce, nll, cross entropy
 void registerRearrangeOps(Registry& r);  // ops_rearrange.cpp: rot90, fliplr, hstack, hsplit, channel_shuffle ...
 void registerSpecialOps(Registry& r);    // ops_special.cpp: xlogy, logit, sinc, fmax, isclose, nansum, isin ...
+void registerCumulativeOps(Registry& r);  // ops_cumulative.cpp: cumprod, cummax/cummin, logcumsumexp
+void registerScatterReduceOps(Registry& r);  // ops_scatter_reduce.cpp: scatter_reduce, index_reduce
+void registerMarginLossOps(Registry& r);  // ops_loss_margin.cpp: margin/embedding/triplet/poisson losses
+void registerSpecialFunctionOps(Registry& r);  // ops_special_functions.cpp: lgamma, digamma, erfinv
 void registerVisionOps(Registry& r);     // ops_vision.cpp: torchvision's nms, roi_align, roi_pool
 
 }  // namespace oxport::convert

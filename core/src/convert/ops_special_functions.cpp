@@ -1,0 +1,138 @@
+// Special functions ONNX has no operator for: lgamma, digamma (psi) and erfinv, at every opset
+// from 9. Each is evaluated in float64 whatever the input's dtype (then cast back), so the
+// series below are well inside float32's precision:
+// - lgamma: the recurrence lgamma(x) = lgamma(x + 8) - sum_k log|x + k| and Stirling's series at
+//   x + 8; below 0.5 the reflection log(pi / |sin(pi x)|) - lgamma(1 - x); +inf at 0 and the
+//   negative integers (the poles), as libtorch.
+// - digamma: the recurrence psi(x) = psi(x + 8) - sum_k 1 / (x + k) and the asymptotic series;
+//   below 0.5 the reflection psi(1 - x) - pi / tan(pi x); -inf at 0, NaN at negative integers.
+// - erfinv: M. Giles' two-branch polynomial ("Approximating the erfinv function", 2010), in
+//   float64; +-inf at +-1 and NaN beyond.
+#include <cmath>
+#include <limits>
+
+#include "convert/registry.h"
+#include "convert/util.h"
+
+namespace oxport::convert {
+
+namespace {
+
+constexpr DType kF64 = DType::Float64;
+
+std::string c64(Context& ctx, double v) { return ctx.constScalar(v, kF64); }
+
+// x == v for floats at every opset (Equal takes floats from 11 only); false where x is NaN.
+std::string equalsConst(Context& ctx, const std::string& x, const std::string& v) {
+  std::string differ = ctx.emit1("Or", {ctx.emit1("Or", {ctx.emit1("Less", {x, v}), ctx.emit1("Greater", {x, v})}),
+                                        ctx.emit1("IsNaN", {x})});
+  return ctx.emit1("Not", {differ});
+}
+
+// Horner: c[0] x^(n-1) + ... + c[n-1].
+std::string horner(Context& ctx, const std::string& x, const std::vector<double>& c) {
+  std::string p = c64(ctx, c[0]);
+  for (size_t i = 1; i < c.size(); ++i) p = ctx.emit1("Add", {ctx.emit1("Mul", {p, x}), c64(ctx, c[i])});
+  return p;
+}
+
+// A non-positive integer (a pole of gamma and digamma).
+std::string isPole(Context& ctx, const std::string& x) {
+  std::string whole = equalsConst(ctx, x, ctx.emit1("Floor", {x}));
+  return ctx.emit1("And", {whole, ctx.emit1("Not", {ctx.emit1("Greater", {x, c64(ctx, 0)})})});
+}
+
+// lgamma for x >= 0.5 (float64).
+std::string lgammaRight(Context& ctx, const std::string& x) {
+  std::string logs;
+  for (int k = 0; k < 8; ++k) {
+    std::string l = ctx.emit1("Log", {k == 0 ? x : ctx.emit1("Add", {x, c64(ctx, k)})});
+    logs = logs.empty() ? l : ctx.emit1("Add", {logs, l});
+  }
+  std::string z = ctx.emit1("Add", {x, c64(ctx, 8)});
+  std::string r = ctx.emit1("Reciprocal", {z});
+  std::string r2 = ctx.emit1("Mul", {r, r});
+  // 1/(12z) - 1/(360z^3) + 1/(1260z^5) - 1/(1680z^7) + 1/(1188z^9)
+  std::string series = ctx.emit1("Mul", {r, horner(ctx, r2, {1.0 / 1188, -1.0 / 1680, 1.0 / 1260, -1.0 / 360, 1.0 / 12})});
+  std::string main = ctx.emit1("Sub", {ctx.emit1("Mul", {ctx.emit1("Sub", {z, c64(ctx, 0.5)}), ctx.emit1("Log", {z})}), z});
+  std::string s = ctx.emit1("Add", {ctx.emit1("Add", {main, c64(ctx, 0.5 * std::log(2 * M_PI))}), series});
+  return ctx.emit1("Sub", {s, logs});
+}
+
+// digamma for x >= 0.5 (float64).
+std::string digammaRight(Context& ctx, const std::string& x) {
+  std::string inv;
+  for (int k = 0; k < 8; ++k) {
+    std::string v = ctx.emit1("Reciprocal", {k == 0 ? x : ctx.emit1("Add", {x, c64(ctx, k)})});
+    inv = inv.empty() ? v : ctx.emit1("Add", {inv, v});
+  }
+  std::string z = ctx.emit1("Add", {x, c64(ctx, 8)});
+  std::string r = ctx.emit1("Reciprocal", {z});
+  std::string r2 = ctx.emit1("Mul", {r, r});
+  // log z - 1/(2z) - 1/(12z^2) + 1/(120z^4) - 1/(252z^6) + 1/(240z^8) - 1/(132z^10)
+  std::string series = ctx.emit1("Mul", {r2, horner(ctx, r2, {-1.0 / 132, 1.0 / 240, -1.0 / 252, 1.0 / 120, -1.0 / 12})});
+  std::string s = ctx.emit1("Sub", {ctx.emit1("Log", {z}), ctx.emit1("Mul", {r, c64(ctx, 0.5)})});
+  return ctx.emit1("Sub", {ctx.emit1("Add", {s, series}), inv});
+}
+
+enum class Fn { Lgamma, Digamma, Erfinv };
+
+ConvertFn special(Fn fn) {
+  return [fn](Context& ctx, const Node& n) -> Status {
+    const DType out = n.output(0)->meta.dtype;
+    OXPORT_ASSIGN(std::string x0, ctx.tensor(n.input(0)));
+    std::string x = ctx.dtype(n.input(0)) == kF64 ? x0 : ctx.cast(x0, kF64);
+    const double inf = std::numeric_limits<double>::infinity();
+    std::string y;
+    if (fn == Fn::Erfinv) {
+      std::string w = ctx.emit1("Neg", {ctx.emit1("Log", {ctx.emit1("Mul", {ctx.emit1("Sub", {c64(ctx, 1), x}),
+                                                                           ctx.emit1("Add", {c64(ctx, 1), x})})})});
+      std::string central = horner(ctx, ctx.emit1("Sub", {w, c64(ctx, 2.5)}),
+                                   {2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
+                                    -0.00125372503, -0.00417768164, 0.246640727, 1.50140941});
+      std::string tail = horner(ctx, ctx.emit1("Sub", {ctx.emit1("Sqrt", {w}), c64(ctx, 3)}),
+                                {-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773,
+                                 -0.0076224613, 0.00943887047, 1.00167406, 2.83297682});
+      std::string p = ctx.emit1("Where", {ctx.emit1("Less", {w, c64(ctx, 5)}), central, tail});
+      y = ctx.emit1("Mul", {p, x});
+      std::string one = equalsConst(ctx, ctx.emit1("Abs", {x}), c64(ctx, 1));
+      y = ctx.emit1("Where", {one, ctx.emit1("Mul", {x, c64(ctx, inf)}), y});
+    } else {
+      // Reflection below 0.5: the right-hand form at 1 - x.
+      std::string left = ctx.emit1("Less", {x, c64(ctx, 0.5)});
+      std::string xr = ctx.emit1("Where", {left, ctx.emit1("Sub", {c64(ctx, 1), x}), x});
+      std::string pix = ctx.emit1("Mul", {x, c64(ctx, M_PI)});
+      if (fn == Fn::Lgamma) {
+        std::string right = lgammaRight(ctx, xr);
+        std::string refl = ctx.emit1("Sub", {ctx.emit1("Sub", {c64(ctx, std::log(M_PI)),
+                                                               ctx.emit1("Log", {ctx.emit1("Abs", {ctx.emit1("Sin", {pix})})})}),
+                                             right});
+        y = ctx.emit1("Where", {left, refl, right});
+        y = ctx.emit1("Where", {isPole(ctx, x), c64(ctx, inf), y});
+      } else {
+        std::string right = digammaRight(ctx, xr);
+        // pi cot(pi x) as sin(pi x + pi/2) / sin(pi x): ONNX Runtime runs Tan and Cos on float only.
+        std::string cot = ctx.emit1("Div", {ctx.emit1("Sin", {ctx.emit1("Add", {pix, c64(ctx, M_PI / 2)})}),
+                                            ctx.emit1("Sin", {pix})});
+        std::string refl = ctx.emit1("Sub", {right, ctx.emit1("Mul", {c64(ctx, M_PI), cot})});
+        y = ctx.emit1("Where", {left, refl, right});
+        std::string zero = equalsConst(ctx, x, c64(ctx, 0));
+        y = ctx.emit1("Where", {isPole(ctx, x), c64(ctx, std::nan("")), y});
+        y = ctx.emit1("Where", {zero, c64(ctx, -inf), y});
+      }
+      // +inf stays +inf (the series would give inf - inf).
+      y = ctx.emit1("Where", {equalsConst(ctx, x, c64(ctx, inf)), c64(ctx, inf), y});
+    }
+    return bindOut(ctx, n, out == kF64 ? y : ctx.cast(y, out));
+  };
+}
+
+}  // namespace
+
+void registerSpecialFunctionOps(Registry& r) {
+  addAll(r, {"aten::lgamma", "aten::lgamma_"}, special(Fn::Lgamma));
+  addAll(r, {"aten::digamma", "aten::digamma_", "aten::special_digamma", "aten::special_psi"}, special(Fn::Digamma));
+  addAll(r, {"aten::erfinv", "aten::erfinv_", "aten::special_erfinv"}, special(Fn::Erfinv));
+}
+
+}  // namespace oxport::convert
