@@ -460,6 +460,29 @@ class ProductOfSizes(torch.nn.Module):
         return x * p + q
 
 
+class LayerGetter(torch.nn.Module):
+    """torchvision's IntermediateLayerGetter and segmentation heads, scripted: a dict filled at keys
+    read from a dict attribute, read back by key, and returned."""
+
+    def __init__(self):
+        super().__init__()
+        self.layers = torch.nn.ModuleDict({"a": torch.nn.Conv2d(3, 4, 3, padding=1),
+                                           "b": torch.nn.Conv2d(4, 4, 3, stride=2, padding=1)})
+        self.return_layers = {"a": "aux", "b": "out"}
+
+    def forward(self, x) -> Dict[str, torch.Tensor]:
+        features: Dict[str, torch.Tensor] = {}
+        for name, module in self.layers.items():
+            x = module(x)
+            if name in self.return_layers:
+                features[self.return_layers[name]] = x
+        result: Dict[str, torch.Tensor] = {}
+        result["out"] = torch.nn.functional.interpolate(features["out"], size=features["aux"].shape[-2:])
+        result["aux"] = features["aux"] * 2.0
+        result["out"] = result["out"] + 1.0
+        return result
+
+
 class DataBranchSetsList(torch.nn.Module):
     """A list changed in place under a condition on tensor values: no ONNX form, refused."""
 
@@ -530,6 +553,7 @@ CASES = [
      {"x": [0, 2, 3]}, []),
     ("product_of_sizes", ProductOfSizes(), [[T(2, 3, 4)], [T(3, 5, 2, seed=1)], [T(1, 1, 7, seed=2)]],
      {"x": [0, 1, 2]}, ["Loop"]),
+    ("layer_getter", LayerGetter(), [[T(1, 3, 8, 8)], [T(2, 3, 11, 6, seed=1)]], {"x": [0, 2, 3]}, []),
     ("scripted_function", scripted_function, [[T(2, 3), 3], [T(2, 3, seed=4), 3]], {}, []),
     # Script exports that fail (the code the error must have); trace mode exports them.
     ("raises_on_data", RaisesOnData(), [[T(2, 3)]], {}, [], [], "unsupported-form"),
@@ -541,7 +565,7 @@ CASES = [
 
 # Cases whose If/Loop depend on the sizes' count only (the rank) or are asserts the inputs pass:
 # trace mode unrolls them without a warning, and the traced file matches on every input set.
-TRACE_EXACT = {"scripted_norms", "product_of_sizes"}
+TRACE_EXACT = {"scripted_norms", "product_of_sizes", "layer_getter"}
 
 # name, module factory (called after seeding), input names, input sets, dynamic axes, expected ONNX ops
 # (of the main graph, not the loop bodies), output dtypes

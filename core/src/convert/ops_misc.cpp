@@ -83,6 +83,24 @@ Status getNumberAt(Context& ctx, const Node& n) {
 
 // __getitem__(list, index) / prim::TupleIndex(tuple, index)
 Status convertGetItem(Context& ctx, const Node& n) {
+  if (n.schema.rfind("aten::__getitem__.Dict", 0) == 0 && n.input(0)->producer &&
+      n.input(0)->producer->kind == "prim::DictConstruct") {
+    // features["out"] of a dict built with constant keys (pass_dict_writes.h): the entry itself.
+    const auto& ins = n.input(0)->producer->inputs;
+    const Value* key = n.input(1);
+    for (size_t i = 0; i + 1 < ins.size(); i += 2) {
+      bool same = false;
+      if (key->constant && ins[i]->constant) {
+        if (key->constant->isString() && ins[i]->constant->isString())
+          same = key->constant->str() == ins[i]->constant->str();
+        else if (key->constant->isInt() && ins[i]->constant->isInt())
+          same = key->constant->toInt() == ins[i]->constant->toInt();
+      }
+      if (!same) continue;
+      OXPORT_ASSIGN(std::string s, ctx.tensor(ins[i + 1]));
+      return bindOut(ctx, n, s);
+    }
+  }
   if (n.schema.rfind("aten::__getitem__.Dict", 0) == 0)
     return ctx.error("unsupported-form",
                      "reading an entry of a dict that holds values computed from the inputs (d[key]); ONNX has "

@@ -8,6 +8,7 @@
 #include <torch/csrc/jit/passes/remove_mutation.h>
 
 #include "frontend/frontend_impl.h"
+#include "frontend/pass_dict_writes.h"
 #include "frontend/pass_export_constants.h"
 #include "frontend/pass_list_mutation.h"
 #include "frontend/pass_nested_tensor.h"
@@ -40,6 +41,7 @@ Result<FrontendResult> Frontend::run() {
   // nn.TransformerEncoder's nested-tensor fast path: its test on the mask and the padded path.
   nested_refusal_ = lowerNestedFastPath(graph_, module_._ivalue(), options_.training);
   functionalizeViewWrites(*graph_);  // y[:, i] = v and friends, before the mutation passes
+  functionalizeDictWrites(*graph_);  // result["out"] = x: a new dict per write
   jit::LowerSimpleTuples(graph_);
   try {
     // `[x.transpose(1, 0) for x in (query, key)]` (nn.MultiheadAttention, batch_first, query not

@@ -62,6 +62,7 @@ class ExportConstants {
     for (int round = 0; round < 32; ++round) {
       // Module values are found again each round (dead code elimination frees values).
       objects_.clear();
+      dicts_.clear();
       if (!g_->inputs().empty() && self_.isObject()) objects_[g_->inputs()[0]] = self_;
       bool changed = replaceIn(g_->block());
       changed = jit::ConstantPropagationImmutableTypes(g_) || changed;
@@ -144,6 +145,41 @@ class ExportConstants {
       if (training_ == TrainingMode::Training) return c10::IValue(true);
     }
     if (v.isBool() || v.isInt() || v.isDouble() || v.isString() || v.isNone()) return v;
+    if (v.isGenericDict() && !holdsTensor(v)) dicts_[n->output()] = v;  // read by key below
+    return c10::nullopt;
+  }
+
+  static bool holdsTensor(const c10::IValue& v) {
+    if (v.isTensor() || v.isObject()) return true;
+    if (v.isGenericDict()) {
+      for (const auto& kv : v.toGenericDict())
+        if (holdsTensor(kv.key()) || holdsTensor(kv.value())) return true;
+    }
+    if (v.isList()) {
+      for (const auto& e : v.toListRef())
+        if (holdsTensor(e)) return true;
+    }
+    if (v.isTuple()) {
+      for (const auto& e : v.toTupleRef().elements())
+        if (holdsTensor(e)) return true;
+    }
+    return false;
+  }
+
+  // `name in self.return_layers` and `self.return_layers[name]` (torchvision's
+  // IntermediateLayerGetter) on a dict attribute of the module, at a constant key.
+  c10::optional<c10::IValue> dictLookup(jit::Node* n, bool contains) {
+    if (n->inputs().size() != 2) return c10::nullopt;
+    auto it = dicts_.find(n->input(0));
+    if (it == dicts_.end()) return c10::nullopt;
+    c10::optional<c10::IValue> key = jit::toIValue(n->input(1));
+    if (!key) return c10::nullopt;
+    const auto dict = it->second.toGenericDict();
+    auto found = dict.find(*key);
+    if (contains) return c10::IValue(found != dict.end());
+    if (found == dict.end()) return c10::nullopt;  // a KeyError: left for the example run to report
+    const c10::IValue& v = found->value();
+    if (v.isBool() || v.isInt() || v.isDouble() || v.isString() || v.isNone()) return v;
     return c10::nullopt;
   }
 
@@ -217,6 +253,8 @@ class ExportConstants {
         if (isNoneConstant(o) && !mayBeNone(a->type())) value = c10::IValue(kind == "aten::__isnot__");
       } else if (n->kind() == c10::prim::isinstance && n->inputs().size() == 1) {
         value = isInstance(n);
+      } else if (kind == "aten::__contains__" || kind == "aten::__getitem__") {
+        value = dictLookup(n, kind == "aten::__contains__");
       } else if (kind == "aten::all" || kind == "aten::any") {
         if (auto r = allOrAny(n, kind == "aten::all")) value = c10::IValue(*r);
       }
@@ -230,6 +268,7 @@ class ExportConstants {
   TrainingMode training_;
   std::unordered_map<jit::Value*, c10::IValue> objects_;  // module (and other object) values
   std::unordered_set<std::string> written_;                // attribute names the graph sets
+  std::unordered_map<jit::Value*, c10::IValue> dicts_;     // dict attributes without tensors
 };
 
 }  // namespace
