@@ -80,8 +80,9 @@ Status convertGetItem(Context& ctx, const Node& n) {
 }
 
 Status convertIdentity(Context& ctx, const Node& n) {
-  const Args args(ctx, n);
-  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+  // Positional on purpose: the value passed through is the first argument of every op this
+  // serves, whatever its schema calls it (self, prim::data's a, prim::unchecked_cast's x).
+  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
   return bindOut(ctx, n, x);
 }
 
