@@ -3,6 +3,7 @@
 #include <optional>
 #include <set>
 
+#include "convert/args.h"
 #include "convert/registry.h"
 
 namespace oxport::convert {
@@ -169,7 +170,11 @@ Status convertNodes(Context& ctx, const std::vector<const ts::Node*>& nodes, std
     if (auto d = inplaceViewWrite(ctx, *n)) {
       s = Error(*d);
     } else if (entry) {
-      s = entry->fn(ctx, *n);
+      try {
+        s = entry->fn(ctx, *n);
+      } catch (const MissingArgument& e) {  // an overload without an argument the converter reads
+        s = Error(e.diagnostic);
+      }
       ctx.setCurrent(n);  // a converter with blocks converts nested nodes
     } else {
       int need = registry.minOpset(n->kind);

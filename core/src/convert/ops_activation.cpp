@@ -1,6 +1,7 @@
 // Activations: relu family, sigmoid/tanh, hardtanh/clamp-like, softmax family.
 #include <cmath>
 
+#include "convert/args.h"
 #include "convert/registry.h"
 #include "convert/util.h"
 
@@ -10,7 +11,8 @@ namespace {
 
 ConvertFn unary(const std::string& op) {
   return [op](Context& ctx, const Node& n) -> Status {
-    OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+    const Args args(ctx, n);
+    OXPORT_ASSIGN(std::string x, ctx.tensor(args.in({"self", "a"}, 0)));
     return bindOut(ctx, n, ctx.emit1(op, {x}));
   };
 }
@@ -29,23 +31,26 @@ Result<std::string> clip(Context& ctx, const std::string& x, DType dt, std::opti
 }
 
 Status convertHardtanh(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(double lo, ctx.constDouble(n.input(1)));
-  OXPORT_ASSIGN(double hi, ctx.constDouble(n.input(2)));
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  OXPORT_ASSIGN(std::string y, clip(ctx, x, ctx.dtype(n.input(0)), lo, hi));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(double lo, ctx.constDouble(args.in("min_val", 1)));
+  OXPORT_ASSIGN(double hi, ctx.constDouble(args.in("max_val", 2)));
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+  OXPORT_ASSIGN(std::string y, clip(ctx, x, ctx.dtype(args.in("self", 0)), lo, hi));
   return bindOut(ctx, n, y);
 }
 
 Status convertRelu6(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  OXPORT_ASSIGN(std::string y, clip(ctx, x, ctx.dtype(n.input(0)), 0.0, 6.0));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+  OXPORT_ASSIGN(std::string y, clip(ctx, x, ctx.dtype(args.in("self", 0)), 0.0, 6.0));
   return bindOut(ctx, n, y);
 }
 
 Status convertLeakyRelu(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
   double slope = 0.01;
-  if (n.inputs.size() > 1) { OXPORT_ASSIGN(slope, ctx.constDouble(n.input(1))); }
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  if (n.inputs.size() > 1) { OXPORT_ASSIGN(slope, ctx.constDouble(args.in("negative_slope", 1))); }
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
   return bindOut(ctx, n, ctx.emit1("LeakyRelu", {x}, {attrFloat("alpha", static_cast<float>(slope))}));
 }
 
@@ -53,11 +58,12 @@ Status convertLeakyRelu(Context& ctx, const Node& n) {
 // flattens at `axis`, so a non-last dim goes through a transpose.
 ConvertFn softmax(const std::string& op) {
   return [op](Context& ctx, const Node& n) -> Status {
-    OXPORT_ASSIGN(int64_t dim, ctx.constInt(n.input(1)));
-    const int rank = ctx.rank(n.input(0));
+    const Args args(ctx, n);
+    OXPORT_ASSIGN(int64_t dim, ctx.constInt(args.in("dim", 1)));
+    const int rank = ctx.rank(args.in("self", 0));
     dim = ctx.normDim(dim, rank);
-    OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-    if (n.inputs.size() > 2 && !ctx.isNone(n.input(2))) x = ctx.cast(x, n.output(0)->meta.dtype);
+    OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+    if (args.has("dtype", 2)) x = ctx.cast(x, n.output(0)->meta.dtype);
     if (rank == 0) return bindOut(ctx, n, ctx.emit1(op, {ctx.unsqueeze(x, {0})}));
     if (ctx.opset() >= 13 || dim == rank - 1)
       return bindOut(ctx, n, ctx.emit1(op, {x}, {attrInt("axis", dim)}));
@@ -72,10 +78,11 @@ ConvertFn softmax(const std::string& op) {
 
 // gelu(self, approximate="none"|"tanh")
 Status convertGelu(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
   std::string approx = "none";
-  if (n.inputs.size() > 1 && n.input(1)->constant && n.input(1)->constant->isString()) approx = n.input(1)->constant->str();
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  const DType dt = ctx.dtype(n.input(0));
+  if (n.inputs.size() > 1 && args.in("approximate", 1)->constant && args.in("approximate", 1)->constant->isString()) approx = args.in("approximate", 1)->constant->str();
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+  const DType dt = ctx.dtype(args.in("self", 0));
   if (approx == "tanh") {
     // 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3)))
     std::string x3 = ctx.emit1("Mul", {ctx.emit1("Mul", {x, x}), x});
@@ -93,17 +100,20 @@ Status convertGelu(Context& ctx, const Node& n) {
 }
 
 Status convertSilu(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
   return bindOut(ctx, n, ctx.emit1("Mul", {x, ctx.emit1("Sigmoid", {x})}));
 }
 
 Status convertHardsigmoid(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
   return bindOut(ctx, n, ctx.emit1("HardSigmoid", {x}, {attrFloat("alpha", 1.0f / 6.0f), attrFloat("beta", 0.5f)}));
 }
 
 Status convertHardswish(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
   if (ctx.opset() >= 14) return bindOut(ctx, n, ctx.emit1("HardSwish", {x}));
   std::string hs = ctx.emit1("HardSigmoid", {x}, {attrFloat("alpha", 1.0f / 6.0f), attrFloat("beta", 0.5f)});
   return bindOut(ctx, n, ctx.emit1("Mul", {x, hs}));
@@ -111,30 +121,33 @@ Status convertHardswish(Context& ctx, const Node& n) {
 
 // elu(self, alpha, scale, input_scale)
 Status convertElu(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(double alpha, ctx.constDouble(n.input(1)));
-  OXPORT_ASSIGN(double scale, ctx.constDouble(n.input(2)));
-  OXPORT_ASSIGN(double input_scale, ctx.constDouble(n.input(3)));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(double alpha, ctx.constDouble(args.in("alpha", 1)));
+  OXPORT_ASSIGN(double scale, ctx.constDouble(args.in("scale", 2)));
+  OXPORT_ASSIGN(double input_scale, ctx.constDouble(args.in("input_scale", 3)));
   if (scale != 1.0 || input_scale != 1.0)
     return ctx.error("unsupported-form", "elu with scale or input_scale other than 1 has no ONNX form");
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
   return bindOut(ctx, n, ctx.emit1("Elu", {x}, {attrFloat("alpha", static_cast<float>(alpha))}));
 }
 
 // softplus(self, beta, threshold)
 Status convertSoftplus(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(double beta, ctx.constDouble(n.input(1)));
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  const DType dt = ctx.dtype(n.input(0));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(double beta, ctx.constDouble(args.in("beta", 1)));
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+  const DType dt = ctx.dtype(args.in("self", 0));
   if (beta == 1.0) return bindOut(ctx, n, ctx.emit1("Softplus", {x}));
   std::string sp = ctx.emit1("Softplus", {ctx.emit1("Mul", {x, ctx.constScalar(beta, dt)})});
   return bindOut(ctx, n, ctx.emit1("Div", {sp, ctx.constScalar(beta, dt)}));
 }
 
 Status convertPrelu(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  OXPORT_ASSIGN(std::string w, ctx.tensor(n.input(1)));
-  const int rank = ctx.rank(n.input(0));
-  const auto& wshape = ctx.meta(n.input(1)).shape;
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+  OXPORT_ASSIGN(std::string w, ctx.tensor(args.in("weight", 1)));
+  const int rank = ctx.rank(args.in("self", 0));
+  const auto& wshape = ctx.meta(args.in("weight", 1)).shape;
   if (rank >= 2 && wshape.size() == 1 && wshape[0] > 1) {
     std::vector<int64_t> axes;
     for (int i = 1; i < rank - 1; ++i) axes.push_back(i);
@@ -145,10 +158,11 @@ Status convertPrelu(Context& ctx, const Node& n) {
 
 // glu(self, dim=-1): first half * sigmoid(second half), halves by an even Split.
 Status convertGlu(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
   int64_t dim = -1;
-  if (n.inputs.size() > 1) { OXPORT_ASSIGN(dim, ctx.constInt(n.input(1))); }
-  const int64_t axis = ctx.normDim(dim, ctx.rank(n.input(0)));
+  if (n.inputs.size() > 1) { OXPORT_ASSIGN(dim, ctx.constInt(args.in("dim", 1))); }
+  const int64_t axis = ctx.normDim(dim, ctx.rank(args.in("self", 0)));
   auto halves = ctx.emit("Split", {x}, 2, {attrInt("axis", axis)});
   return bindOut(ctx, n, ctx.emit1("Mul", {halves[0], ctx.emit1("Sigmoid", {halves[1]})}));
 }
@@ -160,54 +174,61 @@ Result<double> scalarArg(Context& ctx, const Node& n, size_t i, double dflt) {
 
 // hardshrink(self, lambd=0.5): x where |x| > lambd, else 0.
 Status convertHardshrink(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
   OXPORT_ASSIGN(double l, scalarArg(ctx, n, 1, 0.5));
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  const DType dt = ctx.dtype(n.input(0));
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+  const DType dt = ctx.dtype(args.in("self", 0));
   std::string keep = ctx.emit1("Greater", {ctx.emit1("Abs", {x}), ctx.constScalar(l, dt)});
   return bindOut(ctx, n, ctx.emit1("Where", {keep, x, ctx.constScalar(0, dt)}));
 }
 
 // softshrink(self, lambd=0.5): x - lambd above lambd, x + lambd below -lambd, else 0.
 Status convertSoftshrink(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
   OXPORT_ASSIGN(double l, scalarArg(ctx, n, 1, 0.5));
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  const DType dt = ctx.dtype(n.input(0));
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+  const DType dt = ctx.dtype(args.in("self", 0));
   std::string lp = ctx.constScalar(l, dt), ln = ctx.constScalar(-l, dt), zero = ctx.constScalar(0, dt);
   std::string low = ctx.emit1("Where", {ctx.emit1("Less", {x, ln}), ctx.emit1("Add", {x, lp}), zero});
   return bindOut(ctx, n, ctx.emit1("Where", {ctx.emit1("Greater", {x, lp}), ctx.emit1("Sub", {x, lp}), low}));
 }
 
 Status convertTanhshrink(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
   return bindOut(ctx, n, ctx.emit1("Sub", {x, ctx.emit1("Tanh", {x})}));
 }
 
 // threshold(self, threshold, value): x where x > threshold, else value.
 Status convertThreshold(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  const DType dt = ctx.dtype(n.input(0));
-  OXPORT_ASSIGN(std::string th, ctx.tensorOfType(n.input(1), dt));
-  OXPORT_ASSIGN(std::string v, ctx.tensorOfType(n.input(2), dt));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+  const DType dt = ctx.dtype(args.in("self", 0));
+  OXPORT_ASSIGN(std::string th, ctx.tensorOfType(args.in("threshold", 1), dt));
+  OXPORT_ASSIGN(std::string v, ctx.tensorOfType(args.in("value", 2), dt));
   return bindOut(ctx, n, ctx.emit1("Where", {ctx.emit1("Greater", {x, th}), x, v}));
 }
 
 // log_sigmoid(x) = -softplus(-x)
 Status convertLogSigmoid(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
   return bindOut(ctx, n, ctx.emit1("Neg", {ctx.emit1("Softplus", {ctx.emit1("Neg", {x})})}));
 }
 
 // mish(x) = x * tanh(softplus(x))
 Status convertMish(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
   return bindOut(ctx, n, ctx.emit1("Mul", {x, ctx.emit1("Tanh", {ctx.emit1("Softplus", {x})})}));
 }
 
 // celu(self, alpha=1): Celu from opset 12 (float32); otherwise alpha * elu(x / alpha).
 Status convertCelu(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
   OXPORT_ASSIGN(double alpha, scalarArg(ctx, n, 1, 1.0));
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  const DType dt = ctx.dtype(n.input(0));
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+  const DType dt = ctx.dtype(args.in("self", 0));
   if (ctx.opset() >= 12 && dt == DType::Float32)
     return bindOut(ctx, n, ctx.emit1("Celu", {x}, {attrFloat("alpha", static_cast<float>(alpha))}));
   if (dt == DType::Float32) {
@@ -222,14 +243,15 @@ Status convertCelu(Context& ctx, const Node& n) {
 
 // rrelu(self, lower, upper, training, generator): in eval a leaky relu of slope (lower+upper)/2.
 Status convertRrelu(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
   OXPORT_ASSIGN(double lower, scalarArg(ctx, n, 1, 1.0 / 8.0));
   OXPORT_ASSIGN(double upper, scalarArg(ctx, n, 2, 1.0 / 3.0));
   bool training = false;
-  if (n.inputs.size() > 3) { OXPORT_ASSIGN(training, ctx.constBool(n.input(3))); }
+  if (n.inputs.size() > 3) { OXPORT_ASSIGN(training, ctx.constBool(args.in("training", 3))); }
   if (training)
     return ctx.error("unsupported-form", "rrelu in training mode draws random slopes, which ONNX cannot express",
                      "export the model in eval mode (model.eval()) so rrelu uses its fixed slope");
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
   return bindOut(ctx, n, ctx.emit1("LeakyRelu", {x}, {attrFloat("alpha", static_cast<float>((lower + upper) / 2))}));
 }
 

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "convert/args.h"
 #include "convert/registry.h"
 #include "convert/util.h"
 
@@ -135,21 +136,22 @@ Result<MhaOut> attention(Context& ctx, const Mha& a, const std::string& q_in, co
 // _native_multi_head_attention(query, key, value, embed_dim, num_head, qkv_weight, qkv_bias,
 //     proj_weight, proj_bias, mask=None, need_weights=True, average_attn_weights=True, mask_type=None)
 Status convertNativeMha(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
   Mha a;
-  a.query = n.input(0);
-  a.key = n.input(1);
-  a.value = n.input(2);
-  OXPORT_ASSIGN(a.embed_dim, ctx.constInt(n.input(3)));
-  OXPORT_ASSIGN(a.heads, ctx.constInt(n.input(4)));
-  a.qkv_weight = n.input(5);
-  a.qkv_bias = n.input(6);
-  a.proj_weight = n.input(7);
-  a.proj_bias = n.input(8);
+  a.query = args.in("query", 0);
+  a.key = args.in("key", 1);
+  a.value = args.in("value", 2);
+  OXPORT_ASSIGN(a.embed_dim, ctx.constInt(args.in("embed_dim", 3)));
+  OXPORT_ASSIGN(a.heads, ctx.constInt(args.in("num_head", 4)));
+  a.qkv_weight = args.in("qkv_weight", 5);
+  a.qkv_bias = args.in("qkv_bias", 6);
+  a.proj_weight = args.in("proj_weight", 7);
+  a.proj_bias = args.in("proj_bias", 8);
   bool need_weights = true, average = true;
-  if (n.inputs.size() > 9) a.mask = n.input(9);
-  if (n.inputs.size() > 10) { OXPORT_ASSIGN(need_weights, ctx.constBool(n.input(10))); }
-  if (n.inputs.size() > 11) { OXPORT_ASSIGN(average, ctx.constBool(n.input(11))); }
-  if (n.inputs.size() > 12 && !ctx.isNone(n.input(12))) { OXPORT_ASSIGN(a.mask_type, ctx.constInt(n.input(12))); }
+  if (n.inputs.size() > 9) a.mask = args.in("mask", 9);
+  if (n.inputs.size() > 10) { OXPORT_ASSIGN(need_weights, ctx.constBool(args.in("need_weights", 10))); }
+  if (n.inputs.size() > 11) { OXPORT_ASSIGN(average, ctx.constBool(args.in("average_attn_weights", 11))); }
+  if (args.has("mask_type", 12)) { OXPORT_ASSIGN(a.mask_type, ctx.constInt(args.in("mask_type", 12))); }
   if (ctx.rank(a.query) != 3) return ctx.error("unsupported-form", "_native_multi_head_attention needs batched (B, L, E) input");
   const DType dt = ctx.dtype(a.query);
   OXPORT_ASSIGN(std::string q, ctx.tensor(a.query));
@@ -171,48 +173,49 @@ Status convertNativeMha(Context& ctx, const Node& n) {
 //     proj_bias, use_gelu, norm_first, eps, norm_weight_1, norm_bias_1, norm_weight_2, norm_bias_2,
 //     ffn_weight_1, ffn_bias_1, ffn_weight_2, ffn_bias_2, mask=None, mask_type=None)
 Status convertEncoderLayer(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
   if (n.inputs.size() < 18) return ctx.error("bad-argument", n.kind + ": unexpected overload");
   Mha a;
-  a.query = a.key = a.value = n.input(0);
-  OXPORT_ASSIGN(a.embed_dim, ctx.constInt(n.input(1)));
-  OXPORT_ASSIGN(a.heads, ctx.constInt(n.input(2)));
-  a.qkv_weight = n.input(3);
-  a.qkv_bias = n.input(4);
-  a.proj_weight = n.input(5);
-  a.proj_bias = n.input(6);
-  OXPORT_ASSIGN(bool use_gelu, ctx.constBool(n.input(7)));
-  OXPORT_ASSIGN(bool norm_first, ctx.constBool(n.input(8)));
-  OXPORT_ASSIGN(double eps, ctx.constDouble(n.input(9)));
-  if (n.inputs.size() > 18) a.mask = n.input(18);
-  if (n.inputs.size() > 19 && !ctx.isNone(n.input(19))) { OXPORT_ASSIGN(a.mask_type, ctx.constInt(n.input(19))); }
+  a.query = a.key = a.value = args.in("src", 0);
+  OXPORT_ASSIGN(a.embed_dim, ctx.constInt(args.in("embed_dim", 1)));
+  OXPORT_ASSIGN(a.heads, ctx.constInt(args.in("num_heads", 2)));
+  a.qkv_weight = args.in("qkv_weight", 3);
+  a.qkv_bias = args.in("qkv_bias", 4);
+  a.proj_weight = args.in("proj_weight", 5);
+  a.proj_bias = args.in("proj_bias", 6);
+  OXPORT_ASSIGN(bool use_gelu, ctx.constBool(args.in("use_gelu", 7)));
+  OXPORT_ASSIGN(bool norm_first, ctx.constBool(args.in("norm_first", 8)));
+  OXPORT_ASSIGN(double eps, ctx.constDouble(args.in("eps", 9)));
+  if (n.inputs.size() > 18) a.mask = args.in("mask", 18);
+  if (args.has("mask_type", 19)) { OXPORT_ASSIGN(a.mask_type, ctx.constInt(args.in("mask_type", 19))); }
   if (a.mask && !ctx.isNone(a.mask) && a.mask_type < 0) a.mask_type = ctx.rank(a.mask) == 2 ? 1 : 0;
-  if (ctx.rank(n.input(0)) != 3)
+  if (ctx.rank(args.in("src", 0)) != 3)
     return ctx.error("unsupported-form", "_transformer_encoder_layer_fwd needs batched (B, L, E) input");
-  const DType dt = ctx.dtype(n.input(0));
-  OXPORT_ASSIGN(std::string src, ctx.tensor(n.input(0)));
+  const DType dt = ctx.dtype(args.in("src", 0));
+  OXPORT_ASSIGN(std::string src, ctx.tensor(args.in("src", 0)));
 
   auto sa = [&](const std::string& x) -> Result<std::string> {
     OXPORT_ASSIGN(MhaOut o, attention(ctx, a, x, x, x, dt));
     return o.out;
   };
   auto ff = [&](const std::string& x) -> Result<std::string> {
-    OXPORT_ASSIGN(std::string y, linearV(ctx, x, n.input(14), n.input(15)));
+    OXPORT_ASSIGN(std::string y, linearV(ctx, x, args.in("ffn_weight_1", 14), args.in("ffn_bias_1", 15)));
     y = use_gelu ? gelu(ctx, y, dt) : ctx.emit1("Relu", {y});
-    return linearV(ctx, y, n.input(16), n.input(17));
+    return linearV(ctx, y, args.in("ffn_weight_2", 16), args.in("ffn_bias_2", 17));
   };
   std::string x = src;
   if (norm_first) {
-    OXPORT_ASSIGN(std::string n1, layerNorm(ctx, x, n.input(10), n.input(11), eps, dt));
+    OXPORT_ASSIGN(std::string n1, layerNorm(ctx, x, args.in("norm_weight_1", 10), args.in("norm_bias_1", 11), eps, dt));
     OXPORT_ASSIGN(std::string s, sa(n1));
     x = ctx.emit1("Add", {x, s});
-    OXPORT_ASSIGN(std::string n2, layerNorm(ctx, x, n.input(12), n.input(13), eps, dt));
+    OXPORT_ASSIGN(std::string n2, layerNorm(ctx, x, args.in("norm_weight_2", 12), args.in("norm_bias_2", 13), eps, dt));
     OXPORT_ASSIGN(std::string f, ff(n2));
     x = ctx.emit1("Add", {x, f});
   } else {
     OXPORT_ASSIGN(std::string s, sa(x));
-    OXPORT_ASSIGN(x, layerNorm(ctx, ctx.emit1("Add", {x, s}), n.input(10), n.input(11), eps, dt));
+    OXPORT_ASSIGN(x, layerNorm(ctx, ctx.emit1("Add", {x, s}), args.in("norm_weight_1", 10), args.in("norm_bias_1", 11), eps, dt));
     OXPORT_ASSIGN(std::string f, ff(x));
-    OXPORT_ASSIGN(x, layerNorm(ctx, ctx.emit1("Add", {x, f}), n.input(12), n.input(13), eps, dt));
+    OXPORT_ASSIGN(x, layerNorm(ctx, ctx.emit1("Add", {x, f}), args.in("norm_weight_2", 12), args.in("norm_bias_2", 13), eps, dt));
   }
   return bindOut(ctx, n, x);
 }

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "convert/driver.h"
+#include "convert/args.h"
 #include "convert/registry.h"
 #include "convert/sequence.h"
 #include "convert/util.h"
@@ -20,13 +21,7 @@ const char* kTraceHint =
 
 // The ONNX dtype a TorchScript value has as a tensor (scalars are 0-d tensors).
 std::optional<DType> onnxDTypeOf(const Value* v) {
-  switch (v->type) {
-    case ts::ValueType::Tensor: return v->meta.dtype;
-    case ts::ValueType::Int: return DType::Int64;
-    case ts::ValueType::Float: return DType::Float32;
-    case ts::ValueType::Bool: return DType::Bool;
-    default: break;
-  }
+  if (auto dt = typeDType(v)) return dt;
   if (v->constant && v->constant->isTensor()) return v->constant->tensor().dtype;
   if (v->constant && v->constant->isBool()) return DType::Bool;
   if (v->constant && v->constant->isInt()) return DType::Int64;
@@ -280,9 +275,10 @@ Status convertUninitialized(Context& ctx, const Node& n) {
 // aten::__range_length(lo, hi, step): the trip count of `for i in range(lo, hi, step)`, 0 when
 // the range is empty: max(0, ceil((hi - lo) / step)) with the sign of step.
 Status convertRangeLength(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string lo, ctx.tensorOfType(n.input(0), DType::Int64));
-  OXPORT_ASSIGN(std::string hi, ctx.tensorOfType(n.input(1), DType::Int64));
-  OXPORT_ASSIGN(int64_t step, ctx.constInt(n.input(2)));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string lo, ctx.tensorOfType(args.in("lo", 0), DType::Int64));
+  OXPORT_ASSIGN(std::string hi, ctx.tensorOfType(args.in("hi", 1), DType::Int64));
+  OXPORT_ASSIGN(int64_t step, ctx.constInt(args.in("step", 2)));
   if (step == 0) return ctx.error("bad-argument", "range() step must not be zero");
   const int64_t mag = step > 0 ? step : -step;
   std::string span = step > 0 ? ctx.emit1("Sub", {hi, lo}) : ctx.emit1("Sub", {lo, hi});
@@ -295,9 +291,10 @@ Status convertRangeLength(Context& ctx, const Node& n) {
 
 // aten::__derive_index(index, start, step) = start + index * step: the loop variable of a range.
 Status convertDeriveIndex(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string i, ctx.tensorOfType(n.input(0), DType::Int64));
-  OXPORT_ASSIGN(std::string start, ctx.tensorOfType(n.input(1), DType::Int64));
-  OXPORT_ASSIGN(std::string step, ctx.tensorOfType(n.input(2), DType::Int64));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string i, ctx.tensorOfType(args.in("index", 0), DType::Int64));
+  OXPORT_ASSIGN(std::string start, ctx.tensorOfType(args.in("start", 1), DType::Int64));
+  OXPORT_ASSIGN(std::string step, ctx.tensorOfType(args.in("step", 2), DType::Int64));
   return bindOut(ctx, n, ctx.emit1("Add", {start, ctx.emit1("Mul", {i, step})}));
 }
 

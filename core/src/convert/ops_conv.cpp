@@ -1,4 +1,5 @@
 // Convolutions: aten::_convolution (traced), aten::conv{1,2,3}d, aten::conv_transpose{1,2,3}d.
+#include "convert/args.h"
 #include "convert/registry.h"
 #include "convert/util.h"
 
@@ -62,58 +63,48 @@ Status emitConv(Context& ctx, const Node& n, const ConvArgs& a) {
   return bindOut(ctx, n, y);
 }
 
-Status convertUnderscoreConvolution(Context& ctx, const Node& n) {
-  ConvArgs a;
-  a.input = n.input(0);
-  a.weight = n.input(1);
-  a.bias = n.input(2);
-  OXPORT_ASSIGN(a.stride, ctx.constInts(n.input(3)));
-  OXPORT_ASSIGN(a.padding, ctx.constInts(n.input(4)));
-  OXPORT_ASSIGN(a.dilation, ctx.constInts(n.input(5)));
-  OXPORT_ASSIGN(a.transposed, ctx.constBool(n.input(6)));
-  OXPORT_ASSIGN(a.output_padding, ctx.constInts(n.input(7)));
-  OXPORT_ASSIGN(a.groups, ctx.constInt(n.input(8)));
-  return emitConv(ctx, n, a);
-}
+// Where a form puts the arguments whose place differs (used only for nodes without schema names).
+struct ConvPlaces {
+  size_t dilation, groups, output_padding, transposed;
+};
 
-// conv{1,2,3}d(input, weight, bias, stride, padding, dilation, groups)
-Status convertConvNd(Context& ctx, const Node& n) {
-  ConvArgs a;
-  a.input = n.input(0);
-  a.weight = n.input(1);
-  a.bias = n.input(2);
-  OXPORT_ASSIGN(a.stride, ctx.constInts(n.input(3)));
-  if (n.input(4)->constant && n.input(4)->constant->isString()) {
-    a.pad_mode = n.input(4)->constant->str();
-  } else {
-    OXPORT_ASSIGN(a.padding, ctx.constInts(n.input(4)));
-  }
-  OXPORT_ASSIGN(a.dilation, ctx.constInts(n.input(5)));
-  OXPORT_ASSIGN(a.groups, ctx.constInt(n.input(6)));
-  return emitConv(ctx, n, a);
-}
-
-// conv_transpose{1,2,3}d(input, weight, bias, stride, padding, output_padding, groups, dilation)
-Status convertConvTransposeNd(Context& ctx, const Node& n) {
-  ConvArgs a;
-  a.input = n.input(0);
-  a.weight = n.input(1);
-  a.bias = n.input(2);
-  a.transposed = true;
-  OXPORT_ASSIGN(a.stride, ctx.constInts(n.input(3)));
-  OXPORT_ASSIGN(a.padding, ctx.constInts(n.input(4)));
-  OXPORT_ASSIGN(a.output_padding, ctx.constInts(n.input(5)));
-  OXPORT_ASSIGN(a.groups, ctx.constInt(n.input(6)));
-  OXPORT_ASSIGN(a.dilation, ctx.constInts(n.input(7)));
-  return emitConv(ctx, n, a);
+// The convolutions read by argument name:
+//   _convolution / convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, ...)
+//   conv{1,2,3}d / _convolution_mode(input, weight, bias, stride, padding (ints, or "same"/"valid"), dilation, groups)
+//   conv_transpose{1,2,3}d(input, weight, bias, stride, padding, output_padding, groups, dilation)
+ConvertFn convOp(ConvPlaces at, bool transposed) {
+  return [at, transposed](Context& ctx, const Node& n) -> Status {
+    const Args args(ctx, n);
+    ConvArgs a;
+    a.input = args.in("input", 0);
+    a.weight = args.in("weight", 1);
+    a.bias = args.in("bias", 2);
+    a.transposed = transposed;
+    OXPORT_ASSIGN(a.stride, args.constInts("stride", 3));
+    const Value* padding = args.in("padding", 4);
+    if (padding->constant && padding->constant->isString()) {
+      a.pad_mode = padding->constant->str();
+    } else {
+      OXPORT_ASSIGN(a.padding, ctx.constInts(padding));
+    }
+    OXPORT_ASSIGN(a.dilation, args.constInts("dilation", at.dilation));
+    OXPORT_ASSIGN(a.groups, args.constInt("groups", at.groups));
+    if (const Value* t = args.optIn("transposed", at.transposed)) { OXPORT_ASSIGN(a.transposed, ctx.constBool(t)); }
+    if (const Value* op = args.optIn("output_padding", at.output_padding)) {
+      OXPORT_ASSIGN(a.output_padding, ctx.constInts(op));
+    }
+    return emitConv(ctx, n, a);
+  };
 }
 
 }  // namespace
 
 void registerConvOps(Registry& r) {
-  addAll(r, {"aten::_convolution", "aten::convolution"}, convertUnderscoreConvolution);
-  addAll(r, {"aten::conv1d", "aten::conv2d", "aten::conv3d", "aten::_convolution_mode"}, convertConvNd);
-  addAll(r, {"aten::conv_transpose1d", "aten::conv_transpose2d", "aten::conv_transpose3d"}, convertConvTransposeNd);
+  constexpr size_t kNo = Args::kByName;
+  addAll(r, {"aten::_convolution", "aten::convolution"}, convOp({5, 8, 7, 6}, false));
+  addAll(r, {"aten::conv1d", "aten::conv2d", "aten::conv3d", "aten::_convolution_mode"}, convOp({5, 6, kNo, kNo}, false));
+  addAll(r, {"aten::conv_transpose1d", "aten::conv_transpose2d", "aten::conv_transpose3d"},
+         convOp({7, 6, 5, kNo}, true));
 }
 
 }  // namespace oxport::convert

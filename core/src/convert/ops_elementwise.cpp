@@ -1,5 +1,6 @@
 // Elementwise arithmetic, math functions, comparisons, logic, clamp and where.
 // Type promotion follows the example run: inputs are cast to the dtype PyTorch produced.
+#include "convert/args.h"
 #include "convert/registry.h"
 #include "convert/sequence.h"
 #include "convert/util.h"
@@ -45,10 +46,11 @@ Status listConcat(Context& ctx, const Node& n) {
 
 ConvertFn addSub(const std::string& op, bool reverse = false) {
   return [op, reverse](Context& ctx, const Node& n) -> Status {
-    if (op == "Add" && !reverse && n.input(0)->type == ts::ValueType::List) return listConcat(ctx, n);
-    OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {0, 1}));
-    if (n.inputs.size() > 2 && !ctx.isNone(n.input(2))) {
-      OXPORT_ASSIGN(double alpha, ctx.constDouble(n.input(2)));
+    const Args args(ctx, n);
+    if (op == "Add" && !reverse && args.in({"self", "a"}, 0)->type == ts::ValueType::List) return listConcat(ctx, n);
+    OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {args.in({"self", "a"}, 0), args.in({"other", "b"}, 1)}));
+    if (args.has("alpha", 2)) {
+      OXPORT_ASSIGN(double alpha, ctx.constDouble(args.in("alpha", 2)));
       if (alpha != 1.0) ins[1] = ctx.emit1("Mul", {ins[1], ctx.constScalar(alpha, n.output(0)->meta.dtype)});
     }
     if (reverse) std::swap(ins[0], ins[1]);
@@ -69,25 +71,28 @@ std::string extremum(Context& ctx, bool is_max, const std::string& a, const std:
 
 ConvertFn extremumOp(bool is_max) {
   return [is_max](Context& ctx, const Node& n) -> Status {
-    OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {0, 1}));
+    const Args args(ctx, n);
+    OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {args.in("self", 0), args.in("other", 1)}));
     return bindOut(ctx, n, extremum(ctx, is_max, ins[0], ins[1], n.output(0)->meta.dtype));
   };
 }
 
 ConvertFn binary(const std::string& op) {
   return [op](Context& ctx, const Node& n) -> Status {
-    OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {0, 1}));
+    const Args args(ctx, n);
+    OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {args.in("self", 0), args.in("other", 1)}));
     return bindOut(ctx, n, ctx.emit1(op, ins));
   };
 }
 
 // div(self, other, rounding_mode=None|"trunc"|"floor")
 Status convertDiv(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
   std::string mode;
-  if (n.inputs.size() > 2 && n.input(2)->constant && n.input(2)->constant->isString()) mode = n.input(2)->constant->str();
+  if (n.inputs.size() > 2 && args.in("rounding_mode", 2)->constant && args.in("rounding_mode", 2)->constant->isString()) mode = args.in("rounding_mode", 2)->constant->str();
   const DType out = n.output(0)->meta.dtype;
   if (mode.empty() || isFloating(out)) {
-    OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {0, 1}));
+    OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {args.in("self", 0), args.in("other", 1)}));
     std::string q = ctx.emit1("Div", ins);
     if (mode == "trunc") {
       // trunc(x) = sign(x) * floor(|x|)
@@ -98,8 +103,8 @@ Status convertDiv(Context& ctx, const Node& n) {
     return bindOut(ctx, n, q);
   }
   // Integer division with rounding: compute in float64, round, cast back.
-  OXPORT_ASSIGN(std::string a, ctx.tensorOfType(n.input(0), DType::Float64));
-  OXPORT_ASSIGN(std::string b, ctx.tensorOfType(n.input(1), DType::Float64));
+  OXPORT_ASSIGN(std::string a, ctx.tensorOfType(args.in("self", 0), DType::Float64));
+  OXPORT_ASSIGN(std::string b, ctx.tensorOfType(args.in("other", 1), DType::Float64));
   std::string q = ctx.emit1("Div", {a, b});
   if (mode == "floor") q = ctx.emit1("Floor", {q});
   else q = ctx.emit1("Mul", {ctx.emit1("Sign", {q}), ctx.emit1("Floor", {ctx.emit1("Abs", {q})})});
@@ -108,14 +113,16 @@ Status convertDiv(Context& ctx, const Node& n) {
 
 // Integer true division: PyTorch returns float; inputs were integer.
 Status convertTrueDiv(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
   if (n.inputs.size() > 2) return convertDiv(ctx, n);
-  OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {0, 1}));
+  OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {args.in({"self", "a"}, 0), args.in({"other", "b"}, 1)}));
   return bindOut(ctx, n, ctx.emit1("Div", ins));
 }
 
 ConvertFn unary(const std::string& op) {
   return [op](Context& ctx, const Node& n) -> Status {
-    OXPORT_ASSIGN(std::string x, ctx.tensorOfType(n.input(0), n.output(0)->meta.dtype));
+    const Args args(ctx, n);
+    OXPORT_ASSIGN(std::string x, ctx.tensorOfType(args.in({"self", "a"}, 0), n.output(0)->meta.dtype));
     return bindOut(ctx, n, ctx.emit1(op, {x}));
   };
 }
@@ -124,11 +131,12 @@ ConvertFn unary(const std::string& op) {
 // first (PyTorch: round(x * 10^d) / 10^d, and x / 10^-d ... * 10^-d for negative d). Round from
 // opset 11; below it Floor(x + 0.5), one less where that was a tie that landed on an odd number.
 Status convertRound(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
   const DType dt = n.output(0)->meta.dtype;
-  OXPORT_ASSIGN(std::string x, ctx.tensorOfType(n.input(0), dt));
+  OXPORT_ASSIGN(std::string x, ctx.tensorOfType(args.in({"self", "a"}, 0), dt));
   if (!isFloating(dt)) return bindOut(ctx, n, ctx.emit1("Identity", {x}));
   int64_t decimals = 0;
-  if (const Value* d = namedArg(n, "decimals")) { OXPORT_ASSIGN(decimals, ctx.constInt(d)); }
+  if (const Value* d = args.optIn("decimals")) { OXPORT_ASSIGN(decimals, ctx.constInt(d)); }
   double ten = 1;
   for (int64_t i = 0; i < (decimals < 0 ? -decimals : decimals); ++i) ten *= 10;
   std::string scale = ctx.constScalar(ten, dt);
@@ -153,15 +161,17 @@ Status convertRound(Context& ctx, const Node& n) {
 }
 
 Status convertRsqrt(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensorOfType(n.input(0), n.output(0)->meta.dtype));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensorOfType(args.in("self", 0), n.output(0)->meta.dtype));
   return bindOut(ctx, n, ctx.emit1("Reciprocal", {ctx.emit1("Sqrt", {x})}));
 }
 
 // Comparisons: inputs promoted to a common dtype (the tensor's, or float when mixed).
 ConvertFn compare(const std::string& op, bool negate = false) {
   return [op, negate](Context& ctx, const Node& n) -> Status {
-    const Value* a = n.input(0);
-    const Value* b = n.input(1);
+    const Args args(ctx, n);
+    const Value* a = args.in({"self", "a"}, 0);
+    const Value* b = args.in({"other", "b"}, 1);
     DType common = a->isTensor() ? ctx.dtype(a) : (b->isTensor() ? ctx.dtype(b) : DType::Float32);
     if (a->isTensor() && b->isTensor() && ctx.dtype(a) != ctx.dtype(b)) {
       bool fa = isFloating(ctx.dtype(a)), fb = isFloating(ctx.dtype(b));
@@ -192,11 +202,12 @@ ConvertFn compare(const std::string& op, bool negate = false) {
 // logical_and/or/xor, and the bitwise forms on bool tensors (&, |, ^ of masks).
 ConvertFn logical(const std::string& op, bool bitwise = false) {
   return [op, bitwise](Context& ctx, const Node& n) -> Status {
+    const Args args(ctx, n);
     if (bitwise && n.output(0)->meta.dtype != DType::Bool)
       return ctx.error("unsupported-form", n.kind + " on integer tensors has no ONNX form before opset 18",
                        "use it on bool tensors (masks) only");
-    OXPORT_ASSIGN(std::string x, ctx.tensorOfType(n.input(0), DType::Bool));
-    OXPORT_ASSIGN(std::string y, ctx.tensorOfType(n.input(1), DType::Bool));
+    OXPORT_ASSIGN(std::string x, ctx.tensorOfType(args.in({"self", "a"}, 0), DType::Bool));
+    OXPORT_ASSIGN(std::string y, ctx.tensorOfType(args.in({"other", "b"}, 1), DType::Bool));
     std::string r = ctx.emit1(op, {x, y});
     if (n.output(0)->meta.dtype != DType::Bool) r = ctx.cast(r, n.output(0)->meta.dtype);
     return bindOut(ctx, n, r);
@@ -204,7 +215,8 @@ ConvertFn logical(const std::string& op, bool bitwise = false) {
 }
 
 Status convertLogicalNot(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensorOfType(n.input(0), DType::Bool));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensorOfType(args.in("self", 0), DType::Bool));
   std::string r = ctx.emit1("Not", {x});
   if (n.output(0)->meta.dtype != DType::Bool) r = ctx.cast(r, n.output(0)->meta.dtype);
   return bindOut(ctx, n, r);
@@ -212,10 +224,11 @@ Status convertLogicalNot(Context& ctx, const Node& n) {
 
 // clamp(self, min=None, max=None): scalars or tensors.
 Status convertClamp(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
   const DType dt = n.output(0)->meta.dtype;
-  OXPORT_ASSIGN(std::string x, ctx.tensorOfType(n.input(0), dt));
-  const Value* lo = n.input(1);
-  const Value* hi = n.inputs.size() > 2 ? n.input(2) : nullptr;
+  OXPORT_ASSIGN(std::string x, ctx.tensorOfType(args.in("self", 0), dt));
+  const Value* lo = args.in("min", 1);
+  const Value* hi = args.optIn("max", 2);
   const bool lo_none = ctx.isNone(lo), hi_none = !hi || ctx.isNone(hi);
   const bool static_bounds = (lo_none || lo->constant) && (hi_none || hi->constant);
   if (static_bounds && ctx.opset() >= 11 && (lo_none || !lo->isTensor()) && (hi_none || !hi->isTensor()) &&
@@ -241,8 +254,9 @@ Status convertClamp(Context& ctx, const Node& n) {
 
 ConvertFn clampOneSide(bool is_min) {
   return [is_min](Context& ctx, const Node& n) -> Status {
+    const Args args(ctx, n);
     const DType dt = n.output(0)->meta.dtype;
-    OXPORT_ASSIGN(std::string x, ctx.tensorOfType(n.input(0), dt));
+    OXPORT_ASSIGN(std::string x, ctx.tensorOfType(args.in("self", 0), dt));
     OXPORT_ASSIGN(std::string b, ctx.tensorOfType(n.input(1), dt));
     return bindOut(ctx, n, extremum(ctx, is_min, x, b, dt));
   };
@@ -250,19 +264,21 @@ ConvertFn clampOneSide(bool is_min) {
 
 // where(condition, self, other)
 Status convertWhere(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
   if (n.inputs.size() == 1) return convertNonzeroNumpy(ctx, n);  // where(condition): the indices
-  OXPORT_ASSIGN(std::string c, ctx.tensorOfType(n.input(0), DType::Bool));
+  OXPORT_ASSIGN(std::string c, ctx.tensorOfType(args.in("condition", 0), DType::Bool));
   const DType dt = n.output(0)->meta.dtype;
-  OXPORT_ASSIGN(std::string a, ctx.tensorOfType(n.input(1), dt));
-  OXPORT_ASSIGN(std::string b, ctx.tensorOfType(n.input(2), dt));
+  OXPORT_ASSIGN(std::string a, ctx.tensorOfType(args.in("self", 1), dt));
+  OXPORT_ASSIGN(std::string b, ctx.tensorOfType(args.in("other", 2), dt));
   return bindOut(ctx, n, whereTyped(ctx, c, a, b, dt));
 }
 
 // pow(self, exponent)
 Status convertPow(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
   const DType dt = n.output(0)->meta.dtype;
-  OXPORT_ASSIGN(std::string x, ctx.tensorOfType(n.input(0), dt));
-  OXPORT_ASSIGN(std::string e, ctx.tensorOfType(n.input(1), dt));
+  OXPORT_ASSIGN(std::string x, ctx.tensorOfType(args.in({"self", "a"}, 0), dt));
+  OXPORT_ASSIGN(std::string e, ctx.tensorOfType(args.in({"exponent", "b"}, 1), dt));
   if (isFloating(dt)) return bindOut(ctx, n, ctx.emit1("Pow", {x, e}));
   // Integers: ONNX Pow takes them from opset 12; before, compute in float and cast back (a
   // negative exponent then truncates toward zero, 2^-1 -> 0 and -1^-3 -> -1, as in PyTorch).
@@ -282,7 +298,8 @@ void registerElementwiseOps(Registry& r) {
   r.add("aten::rsub", addSub("Sub", true));
   // bool * bool is logical and in PyTorch; ONNX has no Mul for bool.
   addAll(r, {"aten::mul", "aten::mul_"}, [](Context& ctx, const Node& n) -> Status {
-    OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {0, 1}));
+    const Args args(ctx, n);
+    OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {args.in({"self", "a"}, 0), args.in({"other", "b"}, 1)}));
     return bindOut(ctx, n, ctx.emit1(n.output(0)->meta.dtype == DType::Bool ? "And" : "Mul", ins));
   });
   addAll(r, {"aten::div", "aten::div_"}, convertTrueDiv);

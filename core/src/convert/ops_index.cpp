@@ -5,6 +5,7 @@
 #include <numeric>
 #include <optional>
 
+#include "convert/args.h"
 #include "convert/registry.h"
 #include "convert/util.h"
 
@@ -59,11 +60,12 @@ std::string scatterElements(Context& ctx, const std::string& data, const std::st
 
 // gather(self, dim, index, sparse_grad)
 Status convertGather(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
   if (ctx.opset() < 11) return ctx.needsOpset(11, "gather (GatherElements)");
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  OXPORT_ASSIGN(int64_t dim, ctx.constInt(n.input(1)));
-  dim = ctx.normDim(dim, ctx.rank(n.input(0)));
-  OXPORT_ASSIGN(std::string idx, ctx.tensor(n.input(2)));
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+  OXPORT_ASSIGN(int64_t dim, ctx.constInt(args.in("dim", 1)));
+  dim = ctx.normDim(dim, ctx.rank(args.in("self", 0)));
+  OXPORT_ASSIGN(std::string idx, ctx.tensor(args.in("index", 2)));
   return bindOut(ctx, n, ctx.emit1("GatherElements", {x, idx}, {attrInt("axis", dim)}));
 }
 
@@ -86,21 +88,22 @@ Result<std::string> scatterUpdates(Context& ctx, const Value* src, const Value* 
 // scatter(self, dim, index, src|value [, reduce]) and scatter_add(self, dim, index, src)
 ConvertFn scatterOp(bool add) {
   return [add](Context& ctx, const Node& n) -> Status {
-    OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-    const DType dt = ctx.dtype(n.input(0));
-    OXPORT_ASSIGN(int64_t dim, ctx.constInt(n.input(1)));
-    dim = ctx.normDim(dim, ctx.rank(n.input(0)));
-    OXPORT_ASSIGN(std::string idx, ctx.tensor(n.input(2)));
+    const Args args(ctx, n);
+    OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+    const DType dt = ctx.dtype(args.in("self", 0));
+    OXPORT_ASSIGN(int64_t dim, ctx.constInt(args.in("dim", 1)));
+    dim = ctx.normDim(dim, ctx.rank(args.in("self", 0)));
+    OXPORT_ASSIGN(std::string idx, ctx.tensor(args.in("index", 2)));
     std::string reduction = add ? "add" : "";
-    if (!add && n.inputs.size() >= 5 && !ctx.isNone(n.input(4))) {
-      OXPORT_ASSIGN(std::string r, ctx.constString(n.input(4)));
+    if (!add && args.has("reduce", 4)) {
+      OXPORT_ASSIGN(std::string r, ctx.constString(args.in("reduce", 4)));
       if (r == "add") reduction = "add";
       else if (r == "multiply") reduction = "mul";
       else return ctx.error("unsupported-form", "scatter reduce='" + r + "'");
     }
     if (!reduction.empty() && ctx.opset() < 16)
       return ctx.needsOpset(16, "scatter with reduction '" + reduction + "' (ScatterElements reduction)");
-    OXPORT_ASSIGN(std::string upd, scatterUpdates(ctx, n.input(3), n.input(2), idx, dt));
+    OXPORT_ASSIGN(std::string upd, scatterUpdates(ctx, args.in({"src", "value"}, 3), args.in("index", 2), idx, dt));
     if (ctx.opset() < 11) idx = wrapNegative(ctx, idx, x, dim);
     return bindOut(ctx, n, scatterElements(ctx, x, idx, upd, dim, reduction));
   };
@@ -108,20 +111,22 @@ ConvertFn scatterOp(bool add) {
 
 // index_select(self, dim, index)
 Status convertIndexSelect(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  OXPORT_ASSIGN(int64_t dim, ctx.constInt(n.input(1)));
-  dim = ctx.normDim(dim, ctx.rank(n.input(0)));
-  OXPORT_ASSIGN(std::string idx, ctx.tensor(n.input(2)));
-  idx = toInt64(ctx, idx, ctx.dtype(n.input(2)));
-  if (ctx.rank(n.input(2)) == 0) idx = ctx.reshape(idx, {1});
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+  OXPORT_ASSIGN(int64_t dim, ctx.constInt(args.in("dim", 1)));
+  dim = ctx.normDim(dim, ctx.rank(args.in("self", 0)));
+  OXPORT_ASSIGN(std::string idx, ctx.tensor(args.in("index", 2)));
+  idx = toInt64(ctx, idx, ctx.dtype(args.in("index", 2)));
+  if (ctx.rank(args.in("index", 2)) == 0) idx = ctx.reshape(idx, {1});
   if (ctx.opset() < 11) idx = wrapNegative(ctx, idx, x, dim);
   return bindOut(ctx, n, ctx.emit1("Gather", {x, idx}, {attrInt("axis", dim)}));
 }
 
 // take(self, index): indices into the flattened tensor.
 Status convertTake(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  OXPORT_ASSIGN(std::string idx, ctx.tensor(n.input(1)));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+  OXPORT_ASSIGN(std::string idx, ctx.tensor(args.in("index", 1)));
   std::string flat = ctx.reshape(x, {-1});
   if (ctx.opset() < 11) idx = wrapNegative(ctx, idx, flat, 0);
   return bindOut(ctx, n, ctx.emit1("Gather", {flat, idx}, {attrInt("axis", 0)}));
@@ -134,38 +139,60 @@ std::string indexAlong(Context& ctx, const std::string& idx, int64_t dim, int ra
   return ctx.reshape(idx, shape);
 }
 
+// The arguments index_fill, index_copy and index_add share: self, a static dim, index.
+struct IndexAlongArgs {
+  std::string x;
+  int rank = 0;
+  DType dt = DType::Float32;
+  int64_t dim = 0;
+  std::string idx;
+};
+
+Result<IndexAlongArgs> readIndexAlong(Context& ctx, const Args& args) {
+  IndexAlongArgs a;
+  const Value* self = args.in("self", 0);
+  OXPORT_ASSIGN(a.x, ctx.tensor(self));
+  a.rank = ctx.rank(self);
+  a.dt = ctx.dtype(self);
+  OXPORT_ASSIGN(int64_t dim, args.constInt("dim", 1));
+  a.dim = ctx.normDim(dim, a.rank);
+  OXPORT_ASSIGN(a.idx, args.tensor("index", 2));
+  return a;
+}
+
 // index_fill(self, dim, index, value): a mask along dim from the index, then Where.
 Status convertIndexFill(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  const int rank = ctx.rank(n.input(0));
-  const DType dt = ctx.dtype(n.input(0));
-  OXPORT_ASSIGN(int64_t dim, ctx.constInt(n.input(1)));
-  dim = ctx.normDim(dim, rank);
-  OXPORT_ASSIGN(std::string idx, ctx.tensor(n.input(2)));
-  idx = wrapNegative(ctx, ctx.reshape(idx, {1, -1}), x, dim);
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(IndexAlongArgs a, readIndexAlong(ctx, args));
+  const std::string& x = a.x;
+  const int rank = a.rank;
+  const DType dt = a.dt;
+  const int64_t dim = a.dim;
+  std::string idx = wrapNegative(ctx, ctx.reshape(a.idx, {1, -1}), x, dim);
   std::string positions = ctx.unsqueeze(arangeOf(ctx, dimSize(ctx, x, dim, true)), {1});  // [D, 1]
   std::string hit = ctx.cast(ctx.emit1("Equal", {positions, idx}), DType::Int32);      // [D, K]
   std::string mask = ctx.cast(reduceOver(ctx, "ReduceMax", hit, {1}, false), DType::Bool);
   mask = indexAlong(ctx, mask, dim, rank);
-  OXPORT_ASSIGN(std::string v, ctx.tensorOfType(n.input(3), dt));
-  if (n.input(3)->isTensor() && ctx.rank(n.input(3)) > 0) v = ctx.reshape(v, {});
+  OXPORT_ASSIGN(std::string v, ctx.tensorOfType(args.in("value", 3), dt));
+  if (args.in("value", 3)->isTensor() && ctx.rank(args.in("value", 3)) > 0) v = ctx.reshape(v, {});
   return bindOut(ctx, n, ctx.emit1("Where", {mask, v, x}));
 }
 
 // index_copy(self, dim, index, source) / index_add(self, dim, index, source, alpha)
 ConvertFn indexScatter(bool add) {
   return [add](Context& ctx, const Node& n) -> Status {
+    const Args args(ctx, n);
     if (add && ctx.opset() < 16) return ctx.needsOpset(16, "index_add (ScatterElements reduction 'add')");
-    OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-    const int rank = ctx.rank(n.input(0));
-    const DType dt = ctx.dtype(n.input(0));
-    OXPORT_ASSIGN(int64_t dim, ctx.constInt(n.input(1)));
-    dim = ctx.normDim(dim, rank);
-    OXPORT_ASSIGN(std::string idx, ctx.tensor(n.input(2)));
-    OXPORT_ASSIGN(std::string src, ctx.tensorOfType(n.input(3), dt));
-    if (ctx.rank(n.input(3)) != rank) src = ctx.reshape(src, std::vector<int64_t>(static_cast<size_t>(rank), 1));
-    if (add && n.inputs.size() >= 5 && !ctx.isNone(n.input(4))) {
-      OXPORT_ASSIGN(double alpha, ctx.constDouble(n.input(4)));
+    OXPORT_ASSIGN(IndexAlongArgs a, readIndexAlong(ctx, args));
+    const std::string& x = a.x;
+    const int rank = a.rank;
+    const DType dt = a.dt;
+    const int64_t dim = a.dim;
+    std::string idx = a.idx;
+    OXPORT_ASSIGN(std::string src, ctx.tensorOfType(args.in("source", 3), dt));
+    if (ctx.rank(args.in("source", 3)) != rank) src = ctx.reshape(src, std::vector<int64_t>(static_cast<size_t>(rank), 1));
+    if (add && args.has("alpha", 4)) {
+      OXPORT_ASSIGN(double alpha, args.constDouble("alpha", 4));
       if (alpha != 1.0) src = ctx.emit1("Mul", {src, ctx.constScalar(alpha, dt)});
     }
     if (ctx.opset() < 11) idx = wrapNegative(ctx, idx, x, dim);
@@ -178,11 +205,12 @@ ConvertFn indexScatter(bool add) {
 
 // masked_fill(self, mask, value)
 Status convertMaskedFill(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  const DType dt = ctx.dtype(n.input(0));
-  OXPORT_ASSIGN(std::string mask, ctx.tensorOfType(n.input(1), DType::Bool));
-  OXPORT_ASSIGN(std::string v, ctx.tensorOfType(n.input(2), dt));
-  if (n.input(2)->isTensor() && ctx.rank(n.input(2)) > 0) v = ctx.reshape(v, {});
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+  const DType dt = ctx.dtype(args.in("self", 0));
+  OXPORT_ASSIGN(std::string mask, ctx.tensorOfType(args.in("mask", 1), DType::Bool));
+  OXPORT_ASSIGN(std::string v, ctx.tensorOfType(args.in("value", 2), dt));
+  if (args.in("value", 2)->isTensor() && ctx.rank(args.in("value", 2)) > 0) v = ctx.reshape(v, {});
   std::string out = whereTyped(ctx, mask, v, x, dt);
   // A mask with more dims than self broadcasts in PyTorch too; a smaller one keeps self's shape.
   return bindOut(ctx, n, out);
@@ -190,8 +218,9 @@ Status convertMaskedFill(Context& ctx, const Node& n) {
 
 // masked_select(self, mask): both broadcast, flattened, and the selected elements gathered.
 Status convertMaskedSelect(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  OXPORT_ASSIGN(std::string mask, ctx.tensorOfType(n.input(1), DType::Bool));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+  OXPORT_ASSIGN(std::string mask, ctx.tensorOfType(args.in("mask", 1), DType::Bool));
   std::string xb = ctx.emit1("Expand", {x, ctx.shapeOf(mask)});
   std::string mb = ctx.emit1("Expand", {mask, ctx.shapeOf(xb)});
   std::string where = ctx.squeeze(ctx.emit1("NonZero", {ctx.reshape(mb, {-1})}), {0});
@@ -200,10 +229,11 @@ Status convertMaskedSelect(Context& ctx, const Node& n) {
 
 // masked_scatter(self, mask, source): the selected positions take source's elements in order.
 Status convertMaskedScatter(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
   if (ctx.opset() < 11) return ctx.needsOpset(11, "masked_scatter (ScatterND)");
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  OXPORT_ASSIGN(std::string mask, ctx.tensorOfType(n.input(1), DType::Bool));
-  OXPORT_ASSIGN(std::string src, ctx.tensorOfType(n.input(2), ctx.dtype(n.input(0))));
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+  OXPORT_ASSIGN(std::string mask, ctx.tensorOfType(args.in("mask", 1), DType::Bool));
+  OXPORT_ASSIGN(std::string src, ctx.tensorOfType(args.in("source", 2), ctx.dtype(args.in("self", 0))));
   std::string mb = ctx.emit1("Expand", {mask, ctx.shapeOf(x)});
   std::string idx = ctx.emit1("Transpose", {ctx.emit1("NonZero", {mb})}, {attrInts("perm", {1, 0})});  // [N, r]
   std::string count = dimSize(ctx, idx, 0);
@@ -213,7 +243,8 @@ Status convertMaskedScatter(Context& ctx, const Node& n) {
 
 // nonzero(self) -> [N, rank]
 Status convertNonzero(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
   return bindOut(ctx, n, ctx.emit1("Transpose", {ctx.emit1("NonZero", {x})}, {attrInts("perm", {1, 0})}));
 }
 
@@ -221,10 +252,11 @@ Status convertNonzero(Context& ctx, const Node& n) {
 
 // nonzero_numpy(self) and where(condition) -> one index tensor per dim
 Status convertNonzeroNumpy(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in({"self", "condition"}, 0)));
   std::string nz = ctx.emit1("NonZero", {x});
   std::vector<std::string> parts;
-  for (int i = 0; i < ctx.rank(n.input(0)); ++i)
+  for (int i = 0; i < ctx.rank(args.in({"self", "condition"}, 0)); ++i)
     parts.push_back(ctx.emit1("Gather", {nz, ctx.constInt64s({i}, true)}, {attrInt("axis", 0)}));
   if (n.outputs.size() == 1) {
     ctx.bindList(n.output(0), parts);
@@ -329,9 +361,10 @@ std::vector<int64_t> torchLayout(const Indexing& ix, int out_rank) {
 
 // index(self, indices: Tensor?[])
 Status convertIndex(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  const int rank = ctx.rank(n.input(0));
-  OXPORT_ASSIGN(Indexing ix, indexing(ctx, x, rank, n.input(1)));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+  const int rank = ctx.rank(args.in("self", 0));
+  OXPORT_ASSIGN(Indexing ix, indexing(ctx, x, rank, args.in("indices", 1)));
   if (ix.indices.size() == 1) {
     // One indexed dim: Gather places the index's shape where the dim was, as PyTorch does.
     return bindOut(ctx, n, ctx.emit1("Gather", {x, ix.indices[0]}, {attrInt("axis", ix.dims[0])}));
@@ -345,19 +378,20 @@ Status convertIndex(Context& ctx, const Node& n) {
 
 // index_put(self, indices, values, accumulate)
 Status convertIndexPut(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  const int rank = ctx.rank(n.input(0));
-  const DType dt = ctx.dtype(n.input(0));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+  const int rank = ctx.rank(args.in("self", 0));
+  const DType dt = ctx.dtype(args.in("self", 0));
   bool accumulate = false;
-  if (n.inputs.size() >= 4) { OXPORT_ASSIGN(accumulate, ctx.constBool(n.input(3))); }
-  const Value* values = n.input(2);
+  if (n.inputs.size() >= 4) { OXPORT_ASSIGN(accumulate, ctx.constBool(args.in("accumulate", 3))); }
+  const Value* values = args.in("values", 2);
   OXPORT_ASSIGN(std::string v, ctx.tensorOfType(values, dt));
   const auto& vshape = ctx.meta(values).shape;
   int64_t vnumel = 1;
   for (auto s : vshape) vnumel *= s;
 
   // x[mask] = scalar (or += scalar): a Where over the mask, in every opset.
-  OXPORT_ASSIGN(auto elems, ctx.listElements(n.input(1)));
+  OXPORT_ASSIGN(auto elems, ctx.listElements(args.in("indices", 1)));
   const Value* mask = nullptr;
   int64_t mask_dim = 0, tensors = 0;
   for (const Value* e : elems) {
@@ -379,7 +413,7 @@ Status convertIndexPut(Context& ctx, const Node& n) {
 
   if (ctx.opset() < 11) return ctx.needsOpset(11, "index_put with index tensors (ScatterND)");
   if (accumulate && ctx.opset() < 16) return ctx.needsOpset(16, "index_put with accumulate=True (ScatterND reduction 'add')");
-  OXPORT_ASSIGN(Indexing ix, indexing(ctx, x, rank, n.input(1)));
+  OXPORT_ASSIGN(Indexing ix, indexing(ctx, x, rank, args.in("indices", 1)));
   const std::vector<int64_t> perm = indexedFirst(ix.dims, rank);
   std::string xp = transpose(ctx, x, perm);
   std::string stacked = stackIndices(ctx, ix.indices);
@@ -403,8 +437,9 @@ Status convertIndexPut(Context& ctx, const Node& n) {
 
 // one_hot(self, num_classes=-1): -1 takes max(self) + 1.
 Status convertOneHot(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  OXPORT_ASSIGN(int64_t classes, ctx.constInt(n.input(1)));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+  OXPORT_ASSIGN(int64_t classes, ctx.constInt(args.in("num_classes", 1)));
   std::string depth;
   if (classes >= 0) {
     depth = ctx.constInt64s({classes});
@@ -419,9 +454,10 @@ Status convertOneHot(Context& ctx, const Node& n) {
 // embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse): padding_idx only matters
 // for gradients.
 Status convertEmbedding(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string w, ctx.tensor(n.input(0)));
-  OXPORT_ASSIGN(std::string idx, ctx.tensor(n.input(1)));
-  idx = toInt64(ctx, idx, ctx.dtype(n.input(1)));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string w, ctx.tensor(args.in("weight", 0)));
+  OXPORT_ASSIGN(std::string idx, ctx.tensor(args.in("indices", 1)));
+  idx = toInt64(ctx, idx, ctx.dtype(args.in("indices", 1)));
   if (ctx.opset() < 11) idx = wrapNegative(ctx, idx, w, 0);
   return bindOut(ctx, n, ctx.emit1("Gather", {w, idx}, {attrInt("axis", 0)}));
 }
@@ -431,14 +467,15 @@ Status convertEmbedding(Context& ctx, const Node& n) {
 // Every row's norm and a [V] membership mask from comparing indices with 0..V-1: no scatter, so
 // every opset takes it.
 Status convertEmbeddingRenorm(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string w, ctx.tensor(n.input(0)));
-  const DType dt = ctx.dtype(n.input(0));
-  if (!isFloating(dt) || ctx.rank(n.input(0)) != 2)
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string w, ctx.tensor(args.in("self", 0)));
+  const DType dt = ctx.dtype(args.in("self", 0));
+  if (!isFloating(dt) || ctx.rank(args.in("self", 0)) != 2)
     return ctx.error("bad-argument", "embedding_renorm needs a 2-D floating-point weight");
-  OXPORT_ASSIGN(std::string idx, ctx.tensor(n.input(1)));
-  idx = ctx.reshape(toInt64(ctx, idx, ctx.dtype(n.input(1))), {1, -1});        // [1, N]
-  OXPORT_ASSIGN(double max_norm, ctx.constDouble(n.input(2)));
-  OXPORT_ASSIGN(double p, ctx.constDouble(n.input(3)));
+  OXPORT_ASSIGN(std::string idx, ctx.tensor(args.in("indices", 1)));
+  idx = ctx.reshape(toInt64(ctx, idx, ctx.dtype(args.in("indices", 1))), {1, -1});        // [1, N]
+  OXPORT_ASSIGN(double max_norm, ctx.constDouble(args.in("max_norm", 2)));
+  OXPORT_ASSIGN(double p, ctx.constDouble(args.in("norm_type", 3)));
   std::string rows = dimSize(ctx, w, 0);
   if (ctx.opset() < 11) idx = wrapNegative(ctx, idx, w, 0);
   std::string hit = ctx.emit1("Equal", {ctx.unsqueeze(arangeOf(ctx, rows), {1}), idx});    // [V, N]
@@ -460,30 +497,31 @@ Status convertEmbeddingRenorm(Context& ctx, const Node& n) {
 // include_last_offset, padding_idx): the bags as a [B, N] membership matrix over the looked-up
 // rows (sum/mean: a MatMul; max: a masked ReduceMax). Empty bags give zeros, as in PyTorch.
 Status convertEmbeddingBag(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string w, ctx.tensor(n.input(0)));
-  const DType dt = ctx.dtype(n.input(0));
-  OXPORT_ASSIGN(std::string idx, ctx.tensor(n.input(1)));
-  idx = toInt64(ctx, idx, ctx.dtype(n.input(1)));
-  OXPORT_ASSIGN(int64_t mode, ctx.constInt(n.input(4)));
-  const Value* psw = n.inputs.size() > 6 && !ctx.isNone(n.input(6)) ? n.input(6) : nullptr;
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string w, ctx.tensor(args.in("weight", 0)));
+  const DType dt = ctx.dtype(args.in("weight", 0));
+  OXPORT_ASSIGN(std::string idx, ctx.tensor(args.in("indices", 1)));
+  idx = toInt64(ctx, idx, ctx.dtype(args.in("indices", 1)));
+  OXPORT_ASSIGN(int64_t mode, ctx.constInt(args.in("mode", 4)));
+  const Value* psw = args.has("per_sample_weights", 6) ? args.in("per_sample_weights", 6) : nullptr;
   bool include_last = false;
-  if (n.inputs.size() > 7) { OXPORT_ASSIGN(include_last, ctx.constBool(n.input(7))); }
+  if (n.inputs.size() > 7) { OXPORT_ASSIGN(include_last, ctx.constBool(args.in("include_last_offset", 7))); }
   std::optional<int64_t> padding_idx;
-  if (n.inputs.size() > 8 && !ctx.isNone(n.input(8))) {
-    OXPORT_ASSIGN(int64_t p, ctx.constInt(n.input(8)));
+  if (args.has("padding_idx", 8)) {
+    OXPORT_ASSIGN(int64_t p, ctx.constInt(args.in("padding_idx", 8)));
     if (p >= 0) padding_idx = p;
   }
   std::string rows = ctx.emit1("Gather", {w, idx}, {attrInt("axis", 0)});
   std::string bags;  // [B, N] bool
-  if (ctx.rank(n.input(1)) == 2) {
+  if (ctx.rank(args.in("indices", 1)) == 2) {
     // Fixed-size bags: one per row of indices.
     rows = ctx.reshape(rows, {0, 0, -1});
     std::string ones = ctx.emit1("ConstantOfShape", {ctx.shapeOf(idx)},
                                  {attrTensor("value", scalarHostTensor(1, DType::Bool, {1}))});
     bags = ones;  // [B, L]
   } else {
-    OXPORT_ASSIGN(std::string off, ctx.tensor(n.input(2)));
-    off = toInt64(ctx, off, ctx.dtype(n.input(2)));
+    OXPORT_ASSIGN(std::string off, ctx.tensor(args.in("offsets", 2)));
+    off = toInt64(ctx, off, ctx.dtype(args.in("offsets", 2)));
     std::string positions = arangeOf(ctx, dimSize(ctx, idx, 0, true));                  // [N]
     std::string started = ctx.emit1("Not", {ctx.emit1("Less", {ctx.unsqueeze(positions, {0}), ctx.unsqueeze(off, {1})})});
     std::string bag_of = ctx.emit1("Sub", {reduceOver(ctx, "ReduceSum", ctx.cast(started, DType::Int64), {0}, false),
@@ -493,7 +531,7 @@ Status convertEmbeddingBag(Context& ctx, const Node& n) {
     std::string bag_ids = ctx.unsqueeze(arangeOf(ctx, nbags), {1});                     // [B, 1]
     bags = ctx.emit1("Equal", {bag_ids, ctx.unsqueeze(bag_of, {0})});                   // [B, N]
   }
-  const bool fixed = ctx.rank(n.input(1)) == 2;
+  const bool fixed = ctx.rank(args.in("indices", 1)) == 2;
   if (padding_idx) {
     std::string keep = ctx.emit1("Not", {ctx.emit1("Equal", {idx, ctx.constInt64s({*padding_idx}, true)})});
     bags = ctx.emit1("And", {bags, fixed ? keep : ctx.unsqueeze(keep, {0})});
@@ -530,18 +568,19 @@ Status convertEmbeddingBag(Context& ctx, const Node& n) {
 // order without sorting is unspecified, sorted is one valid order.
 ConvertFn uniqueOp(bool with_dim) {
   return [with_dim](Context& ctx, const Node& n) -> Status {
+    const Args args(ctx, n);
     if (ctx.opset() < 11) return ctx.needsOpset(11, "unique (Unique)");
-    OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+    OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
     std::vector<Attribute> attrs{attrInt("sorted", 1)};
     if (with_dim) {
-      OXPORT_ASSIGN(int64_t dim, ctx.constInt(n.input(1)));
-      attrs.push_back(attrInt("axis", ctx.normDim(dim, ctx.rank(n.input(0)))));
+      OXPORT_ASSIGN(int64_t dim, ctx.constInt(args.in("dim", 1)));
+      attrs.push_back(attrInt("axis", ctx.normDim(dim, ctx.rank(args.in("self", 0)))));
     }
     auto outs = ctx.emit("Unique", {x}, 4, std::move(attrs));
     ctx.bind(n.output(0), outs[0]);
     if (n.outputs.size() > 1) {
       const auto& shape = n.output(1)->meta.shape;
-      const bool empty = shape.size() == 1 && shape[0] == 0 && ctx.meta(n.input(0)).shape != shape;
+      const bool empty = shape.size() == 1 && shape[0] == 0 && ctx.meta(args.in("self", 0)).shape != shape;
       if (empty) ctx.bind(n.output(1), ctx.constant(HostTensor::fromVector<int64_t>(DType::Int64, {0}, {})));
       else ctx.bind(n.output(1), with_dim ? outs[2] : ctx.emit1("Reshape", {outs[2], ctx.shapeOf(x)}));
     }
@@ -563,12 +602,13 @@ ConvertFn uniqueOp(bool with_dim) {
 // parts of self around the slice (every opset, any dynamic size); other steps scatter src at the
 // slice's indices (ScatterElements, opset 11).
 Status convertSliceScatter(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string self, ctx.tensor(n.input(0)));
-  OXPORT_ASSIGN(std::string src, ctx.tensorOfType(n.input(1), ctx.dtype(n.input(0))));
-  const int rank = ctx.rank(n.input(0));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string self, ctx.tensor(args.in("self", 0)));
+  OXPORT_ASSIGN(std::string src, ctx.tensorOfType(args.in("src", 1), ctx.dtype(args.in("self", 0))));
+  const int rank = ctx.rank(args.in("self", 0));
   int64_t dim = 0, step = 1;
-  if (n.inputs.size() > 2) { OXPORT_ASSIGN(dim, ctx.constInt(n.input(2))); }
-  if (n.inputs.size() > 5) { OXPORT_ASSIGN(step, ctx.constInt(n.input(5))); }
+  if (n.inputs.size() > 2) { OXPORT_ASSIGN(dim, ctx.constInt(args.in("dim", 2))); }
+  if (n.inputs.size() > 5) { OXPORT_ASSIGN(step, ctx.constInt(args.in("step", 5))); }
   dim = ctx.normDim(dim, rank);
   auto bound = [&](size_t i, int64_t none) -> Result<std::optional<int64_t>> {
     if (n.inputs.size() <= i || ctx.isNone(n.input(i))) return std::optional<int64_t>(none);
@@ -617,18 +657,19 @@ Status convertSliceScatter(Context& ctx, const Node& n) {
 
 // select_scatter(self, src, dim, index): src written over self.select(dim, index).
 Status convertSelectScatter(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string self, ctx.tensor(n.input(0)));
-  OXPORT_ASSIGN(std::string src, ctx.tensorOfType(n.input(1), ctx.dtype(n.input(0))));
-  const int rank = ctx.rank(n.input(0));
-  OXPORT_ASSIGN(int64_t dim, ctx.constInt(n.input(2)));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string self, ctx.tensor(args.in("self", 0)));
+  OXPORT_ASSIGN(std::string src, ctx.tensorOfType(args.in("src", 1), ctx.dtype(args.in("self", 0))));
+  const int rank = ctx.rank(args.in("self", 0));
+  OXPORT_ASSIGN(int64_t dim, ctx.constInt(args.in("dim", 2)));
   dim = ctx.normDim(dim, rank);
-  auto index = ctx.maybeInt(n.input(3));
+  auto index = ctx.maybeInt(args.in("index", 3));
   std::string piece = ctx.unsqueeze(src, {dim});
   if (!index) {
     // An index computed at run time (a loop counter): made non-negative, then the parts of self
     // before and after it, sliced with inputs.
     if (ctx.opset() < 10) return ctx.needsOpset(10, "select_scatter at an index computed at run time (Slice with inputs)");
-    OXPORT_ASSIGN(std::string i, ctx.tensorOfType(n.input(3), DType::Int64));
+    OXPORT_ASSIGN(std::string i, ctx.tensorOfType(args.in("index", 3), DType::Int64));
     i = ctx.reshape(i, {1});
     std::string negative = ctx.cast(ctx.emit1("Less", {i, ctx.constInt64s({0})}), DType::Int64);
     i = ctx.emit1("Add", {i, ctx.emit1("Mul", {negative, dimSize(ctx, self, dim)})});

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <map>
 
+#include "convert/args.h"
 #include "convert/registry.h"
 #include "convert/util.h"
 
@@ -20,14 +21,15 @@ bool triluKernel(DType dt) {
 // last two axes, zero the rest.
 ConvertFn convertTriangle(bool upper) {
   return [upper](Context& ctx, const Node& n) -> Status {
-    OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-    const int rank = ctx.rank(n.input(0));
+    const Args args(ctx, n);
+    OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+    const int rank = ctx.rank(args.in("self", 0));
     if (rank < 2)
       return ctx.error("bad-argument", std::string(upper ? "triu" : "tril") + " needs a tensor of at least 2 dimensions, "
                                        "got rank " + std::to_string(rank));
     int64_t k = 0;
-    if (n.inputs.size() > 1) { OXPORT_ASSIGN(k, ctx.constInt(n.input(1))); }
-    const DType dt = ctx.dtype(n.input(0));
+    if (n.inputs.size() > 1) { OXPORT_ASSIGN(k, ctx.constInt(args.in("diagonal", 1))); }
+    const DType dt = ctx.dtype(args.in("self", 0));
     if (ctx.opset() >= 14 && triluKernel(dt))
       return bindOut(ctx, n, ctx.emit1("Trilu", {x, ctx.constInt64s({k}, true)}, {attrInt("upper", upper ? 1 : 0)}));
     // col - row, broadcast over [rows, cols]; rows and cols may be dynamic.
@@ -44,8 +46,9 @@ ConvertFn convertTriangle(bool upper) {
 
 // einsum(equation, tensors, path=None)
 Status convertEinsum(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string eq, ctx.constString(n.input(0)));
-  OXPORT_ASSIGN(auto ins, ctx.tensorList(n.input(1)));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string eq, ctx.constString(args.in({"equation", "a"}, 0)));
+  OXPORT_ASSIGN(auto ins, ctx.tensorList(args.in("tensors", 1)));
   std::string equation;
   for (char c : eq)
     if (!std::isspace(static_cast<unsigned char>(c))) equation += c;
@@ -54,7 +57,7 @@ Status convertEinsum(Context& ctx, const Node& n) {
   DType run = dt;
   if (dt == DType::Float16 || dt == DType::BFloat16) run = DType::Float32;
   else if (!isFloating(dt) && dt != DType::Int32 && dt != DType::Int64) run = DType::Int64;
-  OXPORT_ASSIGN(auto elems, ctx.listElements(n.input(1)));
+  OXPORT_ASSIGN(auto elems, ctx.listElements(args.in("tensors", 1)));
   for (size_t i = 0; i < ins.size(); ++i) {
     const DType have = i < elems.size() ? ctx.dtype(elems[i]) : run;
     if (have != run) ins[i] = ctx.cast(ins[i], run);
@@ -195,16 +198,18 @@ Status convertMatrixTranspose(Context& ctx, const Node& n) {
 
 // outer/ger(self, vec2): self[:, None] * vec2[None, :]
 Status convertOuter(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {0, 1}));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {args.in("self", 0), args.in("vec2", 1)}));
   return bindOut(ctx, n, ctx.emit1("Mul", {ctx.unsqueeze(ins[0], {1}), ctx.unsqueeze(ins[1], {0})}));
 }
 
 // unflatten(self, dim, sizes): dim becomes `sizes` (one of them may be -1).
 Status convertUnflatten(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  const int rank = ctx.rank(n.input(0));
-  OXPORT_ASSIGN(int64_t dim, ctx.constInt(n.input(1)));
-  OXPORT_ASSIGN(auto sizes, ctx.constInts(n.input(2)));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+  const int rank = ctx.rank(args.in("self", 0));
+  OXPORT_ASSIGN(int64_t dim, ctx.constInt(args.in("dim", 1)));
+  OXPORT_ASSIGN(auto sizes, ctx.constInts(args.in("sizes", 2)));
   dim = ctx.normDim(dim, rank);
   if (dim < 0 || dim >= rank) return ctx.error("bad-argument", "unflatten: dim is out of range for rank " + std::to_string(rank));
   // A literal 0 in Reshape's shape copies the input's size: only -1 and positive sizes here.
@@ -225,10 +230,11 @@ Status convertUnflatten(Context& ctx, const Node& n) {
 // then its free ones, each flattened to 2-D (Flatten takes dynamic sizes), one MatMul, and the
 // free sizes of both restored. Every opset (torch.onnx has it from 12, as an Einsum).
 Status convertTensordot(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {0, 1}));
-  const int ra = ctx.rank(n.input(0)), rb = ctx.rank(n.input(1));
-  OXPORT_ASSIGN(auto da, ctx.constInts(n.input(2)));
-  OXPORT_ASSIGN(auto db, ctx.constInts(n.input(3)));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {args.in("self", 0), args.in("other", 1)}));
+  const int ra = ctx.rank(args.in("self", 0)), rb = ctx.rank(args.in("other", 1));
+  OXPORT_ASSIGN(auto da, ctx.constInts(args.in("dims_self", 2)));
+  OXPORT_ASSIGN(auto db, ctx.constInts(args.in("dims_other", 3)));
   if (da.size() != db.size()) return ctx.error("bad-argument", "tensordot: dims_a and dims_b differ in length");
   for (auto& d : da) d = ctx.normDim(d, ra);
   for (auto& d : db) d = ctx.normDim(d, rb);
@@ -294,19 +300,21 @@ Result<std::string> diagonalOf(Context& ctx, std::string x, int rank, int64_t of
 }
 
 Status convertDiagonal(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
   int64_t offset = 0, d1 = 0, d2 = 1;
-  if (n.inputs.size() > 1) { OXPORT_ASSIGN(offset, ctx.constInt(n.input(1))); }
-  if (n.inputs.size() > 2) { OXPORT_ASSIGN(d1, ctx.constInt(n.input(2))); }
-  if (n.inputs.size() > 3) { OXPORT_ASSIGN(d2, ctx.constInt(n.input(3))); }
-  OXPORT_ASSIGN(std::string y, diagonalOf(ctx, x, ctx.rank(n.input(0)), offset, d1, d2));
+  if (n.inputs.size() > 1) { OXPORT_ASSIGN(offset, ctx.constInt(args.in("offset", 1))); }
+  if (n.inputs.size() > 2) { OXPORT_ASSIGN(d1, ctx.constInt(args.in("dim1", 2))); }
+  if (n.inputs.size() > 3) { OXPORT_ASSIGN(d2, ctx.constInt(args.in("dim2", 3))); }
+  OXPORT_ASSIGN(std::string y, diagonalOf(ctx, x, ctx.rank(args.in("self", 0)), offset, d1, d2));
   return bindOut(ctx, n, y);
 }
 
 // trace(self): the sum of the main diagonal of a matrix.
 Status convertTrace(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensorOfType(n.input(0), n.output(0)->meta.dtype));
-  OXPORT_ASSIGN(std::string d, diagonalOf(ctx, x, ctx.rank(n.input(0)), 0, 0, 1));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensorOfType(args.in("self", 0), n.output(0)->meta.dtype));
+  OXPORT_ASSIGN(std::string d, diagonalOf(ctx, x, ctx.rank(args.in("self", 0)), 0, 0, 1));
   return bindOut(ctx, n, reduceOver(ctx, "ReduceSum", d, {0}, false));
 }
 
@@ -330,30 +338,32 @@ Result<std::string> diagEmbed(Context& ctx, const std::string& x, int rank, DTyp
 }
 
 Status convertDiagEmbed(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  const int rank = ctx.rank(n.input(0));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+  const int rank = ctx.rank(args.in("self", 0));
   int64_t offset = 0, d1 = -2, d2 = -1;
-  if (n.inputs.size() > 1) { OXPORT_ASSIGN(offset, ctx.constInt(n.input(1))); }
-  if (n.inputs.size() > 2) { OXPORT_ASSIGN(d1, ctx.constInt(n.input(2))); }
-  if (n.inputs.size() > 3) { OXPORT_ASSIGN(d2, ctx.constInt(n.input(3))); }
+  if (n.inputs.size() > 1) { OXPORT_ASSIGN(offset, ctx.constInt(args.in("offset", 1))); }
+  if (n.inputs.size() > 2) { OXPORT_ASSIGN(d1, ctx.constInt(args.in("dim1", 2))); }
+  if (n.inputs.size() > 3) { OXPORT_ASSIGN(d2, ctx.constInt(args.in("dim2", 3))); }
   d1 = ctx.normDim(d1, rank + 1);
   d2 = ctx.normDim(d2, rank + 1);
   if (d1 != rank - 1 || d2 != rank)
     return ctx.error("unsupported-form", "diag_embed into other axes than the last two",
                      "use the default dims and move the axes with permute afterwards");
-  OXPORT_ASSIGN(std::string y, diagEmbed(ctx, x, rank, ctx.dtype(n.input(0)), offset));
+  OXPORT_ASSIGN(std::string y, diagEmbed(ctx, x, rank, ctx.dtype(args.in("self", 0)), offset));
   return bindOut(ctx, n, y);
 }
 
 // diag(self, diagonal=0): a 1-D input becomes a matrix with it on that diagonal; a 2-D input gives
 // that diagonal.
 Status convertDiag(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
   int64_t offset = 0;
-  if (n.inputs.size() > 1) { OXPORT_ASSIGN(offset, ctx.constInt(n.input(1))); }
-  const int rank = ctx.rank(n.input(0));
+  if (n.inputs.size() > 1) { OXPORT_ASSIGN(offset, ctx.constInt(args.in("diagonal", 1))); }
+  const int rank = ctx.rank(args.in("self", 0));
   if (rank == 1) {
-    OXPORT_ASSIGN(std::string y, diagEmbed(ctx, x, rank, ctx.dtype(n.input(0)), offset));
+    OXPORT_ASSIGN(std::string y, diagEmbed(ctx, x, rank, ctx.dtype(args.in("self", 0)), offset));
     return bindOut(ctx, n, y);
   }
   if (rank != 2) return ctx.error("bad-argument", "diag needs a 1-D or 2-D tensor");

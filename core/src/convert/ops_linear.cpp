@@ -2,6 +2,7 @@
 // matrix_power and bilinear (nn.Bilinear).
 #include <algorithm>
 
+#include "convert/args.h"
 #include "convert/registry.h"
 #include "convert/util.h"
 
@@ -32,9 +33,10 @@ Result<std::string> transposedWeight(Context& ctx, const Value* w) {
 
 // linear(input, weight, bias=None)
 Status convertLinear(Context& ctx, const Node& n) {
-  const Value* x = n.input(0);
-  const Value* w = n.input(1);
-  const Value* b = n.inputs.size() > 2 ? n.input(2) : nullptr;
+  const Args args(ctx, n);
+  const Value* x = args.in("input", 0);
+  const Value* w = args.in("weight", 1);
+  const Value* b = args.optIn("bias", 2);
   const bool has_bias = b && !ctx.isNone(b);
   OXPORT_ASSIGN(std::string xin, ctx.tensor(x));
   if (ctx.rank(x) == 2 && ctx.rank(w) == 2) {
@@ -63,13 +65,14 @@ Status convertLinear(Context& ctx, const Node& n) {
 
 // addmm(self, mat1, mat2, beta=1, alpha=1) = beta*self + alpha*(mat1 @ mat2)
 Status convertAddmm(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
   double beta = 1.0, alpha = 1.0;
-  if (n.inputs.size() > 3) { OXPORT_ASSIGN(beta, ctx.constDouble(n.input(3))); }
-  if (n.inputs.size() > 4) { OXPORT_ASSIGN(alpha, ctx.constDouble(n.input(4))); }
-  OXPORT_ASSIGN(std::string c, ctx.tensor(n.input(0)));
-  OXPORT_ASSIGN(std::string a, ctx.tensor(n.input(1)));
-  OXPORT_ASSIGN(std::string b, ctx.tensor(n.input(2)));
-  if (!isFloating(ctx.dtype(n.input(1)))) {
+  if (n.inputs.size() > 3) { OXPORT_ASSIGN(beta, ctx.constDouble(args.in("beta", 3))); }
+  if (n.inputs.size() > 4) { OXPORT_ASSIGN(alpha, ctx.constDouble(args.in("alpha", 4))); }
+  OXPORT_ASSIGN(std::string c, ctx.tensor(args.in("self", 0)));
+  OXPORT_ASSIGN(std::string a, ctx.tensor(args.in("mat1", 1)));
+  OXPORT_ASSIGN(std::string b, ctx.tensor(args.in("mat2", 2)));
+  if (!isFloating(ctx.dtype(args.in("mat1", 1)))) {
     std::string mm = ctx.emit1("MatMul", {a, b});
     return bindOut(ctx, n, ctx.emit1("Add", {mm, c}));
   }
@@ -82,10 +85,11 @@ Status convertAddmm(Context& ctx, const Node& n) {
 // empty result. When the example has an empty operand the product is written as broadcast Mul
 // and ReduceSum over the inner dim, which ONNX Runtime gets right for every size.
 Status convertMatmul(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string a, ctx.tensor(n.input(0)));
-  OXPORT_ASSIGN(std::string b, ctx.tensor(n.input(1)));
-  const auto& as = ctx.meta(n.input(0)).shape;
-  const auto& bs = ctx.meta(n.input(1)).shape;
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string a, ctx.tensor(args.in("self", 0)));
+  OXPORT_ASSIGN(std::string b, ctx.tensor(args.in({"mat2", "other"}, 1)));
+  const auto& as = ctx.meta(args.in("self", 0)).shape;
+  const auto& bs = ctx.meta(args.in({"mat2", "other"}, 1)).shape;
   bool empty = false;
   for (int64_t d : as) empty = empty || d == 0;
   for (int64_t d : bs) empty = empty || d == 0;
@@ -105,8 +109,9 @@ Status convertMatmul(Context& ctx, const Node& n) {
 }
 
 Status convertT(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  if (ctx.rank(n.input(0)) < 2) return bindOut(ctx, n, ctx.emit1("Identity", {x}));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+  if (ctx.rank(args.in("self", 0)) < 2) return bindOut(ctx, n, ctx.emit1("Identity", {x}));
   return bindOut(ctx, n, ctx.emit1("Transpose", {x}, {attrInts("perm", {1, 0})}));
 }
 
@@ -115,11 +120,12 @@ Status convertT(Context& ctx, const Node& n) {
 enum class AddProduct { Mv, Outer, SumOfBmm };
 ConvertFn addProduct(AddProduct kind) {
   return [kind](Context& ctx, const Node& n) -> Status {
+    const Args args(ctx, n);
     const DType dt = n.output(0)->meta.dtype;
-    OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {0, 1, 2}));
+    OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {args.in("self", 0), args.in({"mat", "batch1", "vec1"}, 1), args.in({"vec", "batch2", "vec2"}, 2)}));
     double beta = 1.0, alpha = 1.0;
-    if (const Value* b = namedArg(n, "beta")) { OXPORT_ASSIGN(beta, ctx.constDouble(b)); }
-    if (const Value* a = namedArg(n, "alpha")) { OXPORT_ASSIGN(alpha, ctx.constDouble(a)); }
+    if (const Value* b = args.optIn("beta")) { OXPORT_ASSIGN(beta, ctx.constDouble(b)); }
+    if (const Value* a = args.optIn("alpha")) { OXPORT_ASSIGN(alpha, ctx.constDouble(a)); }
     std::string p;
     if (kind == AddProduct::Mv) p = ctx.emit1("MatMul", {ins[1], ins[2]});
     else if (kind == AddProduct::Outer) p = ctx.emit1("Mul", {ctx.unsqueeze(ins[1], {1}), ctx.unsqueeze(ins[2], {0})});
@@ -133,7 +139,8 @@ ConvertFn addProduct(AddProduct kind) {
 
 // linalg_multi_dot(tensors): MatMul left to right (a 1-D first/last operand is a row/column).
 Status convertMultiDot(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(auto xs, ctx.tensorList(n.input(0)));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(auto xs, ctx.tensorList(args.in("tensors", 0)));
   if (xs.empty()) return ctx.error("bad-argument", "multi_dot of no tensors");
   std::string y = xs[0];
   for (size_t i = 1; i < xs.size(); ++i) y = ctx.emit1("MatMul", {y, xs[i]});
@@ -142,8 +149,9 @@ Status convertMultiDot(Context& ctx, const Node& n) {
 
 // linalg_matrix_power / matrix_power(self, n) for n >= 1: repeated squaring with MatMul.
 Status convertMatrixPower(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  OXPORT_ASSIGN(int64_t k, ctx.constInt(n.input(1)));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+  OXPORT_ASSIGN(int64_t k, ctx.constInt(args.in("n", 1)));
   if (k < 1)
     return ctx.error("unsupported-form", "matrix_power with an exponent below 1 (an identity or an inverse)",
                      "use an exponent of 1 or more");
@@ -158,19 +166,20 @@ Status convertMatrixPower(Context& ctx, const Node& n) {
 // bilinear(input1, input2, weight[o, i, j], bias): y[..., o] = x1 W[o] x2 + b[o], as
 // (x1 @ W as [i, o*j]) reshaped [B, o, j], times x2, summed over j.
 Status convertBilinear(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {0, 1, 2}));
-  const auto& ws = ctx.meta(n.input(2)).shape;
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {args.in("input1", 0), args.in("input2", 1), args.in("weight", 2)}));
+  const auto& ws = ctx.meta(args.in("weight", 2)).shape;
   if (ws.size() != 3) return ctx.error("bad-argument", "bilinear needs a 3-D weight");
   const int64_t o = ws[0], i = ws[1], j = ws[2];
   std::string x1 = ctx.reshape(ins[0], {-1, i}), x2 = ctx.reshape(ins[1], {-1, j});
   std::string w = ctx.reshape(ctx.emit1("Transpose", {ins[2]}, {attrInts("perm", {1, 0, 2})}), {i, o * j});
   std::string t = ctx.reshape(ctx.emit1("MatMul", {x1, w}), {-1, o, j});
   std::string y = reduceOver(ctx, "ReduceSum", ctx.emit1("Mul", {t, ctx.unsqueeze(x2, {1})}), {2}, false);
-  if (n.inputs.size() > 3 && !ctx.isNone(n.input(3))) {
-    OXPORT_ASSIGN(std::string b, ctx.tensorOfType(n.input(3), n.output(0)->meta.dtype));
+  if (args.has("bias", 3)) {
+    OXPORT_ASSIGN(std::string b, ctx.tensorOfType(args.in("bias", 3), n.output(0)->meta.dtype));
     y = ctx.emit1("Add", {y, b});
   }
-  const int rank = ctx.rank(n.input(0));
+  const int rank = ctx.rank(args.in("input1", 0));
   std::string lead = ctx.slice(ctx.shapeOf(ins[0]), {0}, {rank - 1}, {0});
   return bindOut(ctx, n, ctx.emit1("Reshape", {y, ctx.emit1("Concat", {lead, ctx.constInt64s({o})}, {attrInt("axis", 0)})}));
 }

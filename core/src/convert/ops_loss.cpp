@@ -1,6 +1,7 @@
 // Losses as models compute them in forward (distillation, auxiliary heads, exported training
 // graphs): mse_loss, l1_loss, smooth_l1_loss, huber_loss, binary_cross_entropy(_with_logits),
 // nll_loss and cross_entropy_loss. reduction: 0 none, 1 mean, 2 sum (at::Reduction).
+#include "convert/args.h"
 #include "convert/registry.h"
 #include "convert/util.h"
 
@@ -9,8 +10,7 @@ namespace oxport::convert {
 namespace {
 
 Result<int64_t> reductionOf(Context& ctx, const Node& n, size_t fallback_index) {
-  const Value* r = namedArg(n, "reduction");
-  if (!r && fallback_index < n.inputs.size()) r = n.input(fallback_index);
+  const Value* r = Args(ctx, n).optIn("reduction", fallback_index);
   if (!r) return int64_t(1);
   OXPORT_ASSIGN(int64_t v, ctx.constInt(r));
   if (v < 0 || v > 2)
@@ -26,7 +26,8 @@ std::string reduce(Context& ctx, const std::string& x, int64_t reduction) {
 // Pointwise losses of (self, target): f(self - target), reduced.
 ConvertFn pointwiseLoss(const std::string& kind) {
   return [kind](Context& ctx, const Node& n) -> Status {
-    OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {0, 1}));
+    const Args args(ctx, n);
+    OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {args.in("self", 0), args.in("target", 1)}));
     const DType dt = n.output(0)->meta.dtype;
     OXPORT_ASSIGN(int64_t reduction, reductionOf(ctx, n, 2));
     std::string d = ctx.emit1("Sub", {ins[0], ins[1]});
@@ -39,7 +40,7 @@ ConvertFn pointwiseLoss(const std::string& kind) {
       // smooth_l1 (beta): |d| < beta ? 0.5 d^2 / beta : |d| - 0.5 beta
       // huber (delta):    |d| < delta ? 0.5 d^2 : delta (|d| - 0.5 delta)
       double p = 1.0;
-      if (n.inputs.size() > 3) { OXPORT_ASSIGN(p, ctx.constDouble(n.input(3))); }
+      if (n.inputs.size() > 3) { OXPORT_ASSIGN(p, ctx.constDouble(args.in({"beta", "delta"}, 3))); }
       std::string a = ctx.emit1("Abs", {d});
       if (kind == "smooth_l1" && p == 0.0) {
         l = a;
@@ -63,7 +64,8 @@ ConvertFn pointwiseLoss(const std::string& kind) {
 // binary_cross_entropy_with_logits(self, target, weight, pos_weight, reduction):
 // (1 - t) x + (1 + (pw - 1) t) softplus(-x), written stably as max(-x, 0) + log(exp(-max) + exp(-x - max)).
 Status convertBceWithLogits(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {0, 1}));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {args.in("self", 0), args.in("target", 1)}));
   const DType dt = n.output(0)->meta.dtype;
   OXPORT_ASSIGN(int64_t reduction, reductionOf(ctx, n, 4));
   const std::string& x = ins[0];
@@ -75,13 +77,13 @@ Status convertBceWithLogits(Context& ctx, const Node& n) {
       "Add", {ctx.emit1("Relu", {negx}),
               ctx.emit1("Log", {ctx.emit1("Add", {one, ctx.emit1("Exp", {ctx.emit1("Neg", {ctx.emit1("Abs", {x})})})})})});
   std::string coef = one;
-  if (n.inputs.size() > 3 && !ctx.isNone(n.input(3))) {
-    OXPORT_ASSIGN(std::string pw, ctx.tensorOfType(n.input(3), dt));
+  if (args.has("pos_weight", 3)) {
+    OXPORT_ASSIGN(std::string pw, ctx.tensorOfType(args.in("pos_weight", 3), dt));
     coef = ctx.emit1("Add", {one, ctx.emit1("Mul", {ctx.emit1("Sub", {pw, one}), t})});
   }
   std::string l = ctx.emit1("Add", {ctx.emit1("Mul", {ctx.emit1("Sub", {one, t}), x}), ctx.emit1("Mul", {coef, sp})});
-  if (n.inputs.size() > 2 && !ctx.isNone(n.input(2))) {
-    OXPORT_ASSIGN(std::string w, ctx.tensorOfType(n.input(2), dt));
+  if (args.has("weight", 2)) {
+    OXPORT_ASSIGN(std::string w, ctx.tensorOfType(args.in("weight", 2), dt));
     l = ctx.emit1("Mul", {l, w});
   }
   return bindOut(ctx, n, reduce(ctx, l, reduction));
@@ -90,7 +92,8 @@ Status convertBceWithLogits(Context& ctx, const Node& n) {
 // binary_cross_entropy(self, target, weight, reduction): -(t log x + (1 - t) log(1 - x)), each log
 // clamped at -100 as PyTorch does.
 Status convertBce(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {0, 1}));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {args.in("self", 0), args.in("target", 1)}));
   const DType dt = n.output(0)->meta.dtype;
   OXPORT_ASSIGN(int64_t reduction, reductionOf(ctx, n, 3));
   std::string one = ctx.constScalar(1, dt);
@@ -99,8 +102,8 @@ Status convertBce(Context& ctx, const Node& n) {
   std::string l1x = ctx.emit1("Max", {ctx.emit1("Log", {ctx.emit1("Sub", {one, ins[0]})}), floor});
   std::string l = ctx.emit1(
       "Neg", {ctx.emit1("Add", {ctx.emit1("Mul", {ins[1], lx}), ctx.emit1("Mul", {ctx.emit1("Sub", {one, ins[1]}), l1x})})});
-  if (n.inputs.size() > 2 && !ctx.isNone(n.input(2))) {
-    OXPORT_ASSIGN(std::string w, ctx.tensorOfType(n.input(2), dt));
+  if (args.has("weight", 2)) {
+    OXPORT_ASSIGN(std::string w, ctx.tensorOfType(args.in("weight", 2), dt));
     l = ctx.emit1("Mul", {l, w});
   }
   return bindOut(ctx, n, reduce(ctx, l, reduction));
@@ -111,36 +114,37 @@ Status convertBce(Context& ctx, const Node& n) {
 // NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss (opset 12), class-index targets.
 ConvertFn convertClassLoss(bool softmax) {
   return [softmax](Context& ctx, const Node& n) -> Status {
-    OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-    OXPORT_ASSIGN(std::string target, ctx.tensor(n.input(1)));
-    if (isFloating(ctx.dtype(n.input(1))))
+    const Args args(ctx, n);
+    OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+    OXPORT_ASSIGN(std::string target, ctx.tensor(args.in("target", 1)));
+    if (isFloating(ctx.dtype(args.in("target", 1))))
       return ctx.error("unsupported-form", "a loss with class probabilities as the target",
                        "give the target as class indices (int64)");
     OXPORT_ASSIGN(int64_t reduction, reductionOf(ctx, n, 3));
     int64_t ignore = -100;
-    if (const Value* ii = namedArg(n, "ignore_index")) { OXPORT_ASSIGN(ignore, ctx.constInt(ii)); }
+    if (const Value* ii = args.optIn("ignore_index")) { OXPORT_ASSIGN(ignore, ctx.constInt(ii)); }
     if (softmax) {
-      if (const Value* ls = namedArg(n, "label_smoothing")) {
+      if (const Value* ls = args.optIn("label_smoothing")) {
         OXPORT_ASSIGN(double smoothing, ctx.constDouble(ls));
         if (smoothing != 0.0)
           return ctx.error("unsupported-form", "cross_entropy with label_smoothing " + std::to_string(smoothing),
                            "export with label_smoothing=0 (ONNX's SoftmaxCrossEntropyLoss has no smoothing)");
       }
     }
-    if (ctx.rank(n.input(0)) == 1) {
+    if (ctx.rank(args.in("self", 0)) == 1) {
       // An unbatched input (C) with a 0-d target: a batch of one.
       x = ctx.unsqueeze(x, {0});
       target = ctx.unsqueeze(target, {0});
     }
     std::vector<std::string> ins{x, ctx.cast(target, DType::Int64)};
-    if (n.inputs.size() > 2 && !ctx.isNone(n.input(2))) {
-      OXPORT_ASSIGN(std::string w, ctx.tensor(n.input(2)));
+    if (args.has("weight", 2)) {
+      OXPORT_ASSIGN(std::string w, ctx.tensor(args.in("weight", 2)));
       ins.push_back(w);
     }
     static const char* kReductions[] = {"none", "mean", "sum"};
     std::vector<Attribute> attrs{attrString("reduction", kReductions[reduction]), attrInt("ignore_index", ignore)};
     std::string y = ctx.emit1(softmax ? "SoftmaxCrossEntropyLoss" : "NegativeLogLikelihoodLoss", ins, std::move(attrs));
-    if (ctx.rank(n.input(0)) == 1 && reduction == 0) y = ctx.squeeze(y, {0});
+    if (ctx.rank(args.in("self", 0)) == 1 && reduction == 0) y = ctx.squeeze(y, {0});
     return bindOut(ctx, n, y);
   };
 }

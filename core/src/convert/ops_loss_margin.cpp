@@ -4,6 +4,7 @@
 // reduction: 0 none, 1 mean, 2 sum (at::Reduction).
 #include <cmath>
 
+#include "convert/args.h"
 #include "convert/registry.h"
 #include "convert/util.h"
 
@@ -12,7 +13,7 @@ namespace oxport::convert {
 namespace {
 
 Result<int64_t> reductionArg(Context& ctx, const Node& n) {
-  const Value* r = namedArg(n, "reduction");
+  const Value* r = Args(ctx, n).optIn("reduction");
   if (!r) r = n.input(n.inputs.size() - 1);
   OXPORT_ASSIGN(int64_t v, ctx.constInt(r));
   if (v < 0 || v > 2)
@@ -26,7 +27,7 @@ std::string reduced(Context& ctx, const std::string& x, int64_t reduction) {
 }
 
 Result<double> doubleArg(Context& ctx, const Node& n, const std::string& name, double fallback) {
-  const Value* v = namedArg(n, name);
+  const Value* v = Args(ctx, n).optIn(name.c_str());
   if (!v || ctx.isNone(v)) return fallback;
   return ctx.constDouble(v);
 }
@@ -133,7 +134,7 @@ Status convertTripletMargin(Context& ctx, const Node& n) {
   OXPORT_ASSIGN(double p, doubleArg(ctx, n, "p", 2.0));
   OXPORT_ASSIGN(double eps, doubleArg(ctx, n, "eps", 1e-6));
   bool swap = false;
-  if (const Value* v = namedArg(n, "swap"); v && !ctx.isNone(v)) { OXPORT_ASSIGN(swap, ctx.constBool(v)); }
+  if (const Value* v = Args(ctx, n).optIn("swap"); v && !ctx.isNone(v)) { OXPORT_ASSIGN(swap, ctx.constBool(v)); }
   OXPORT_ASSIGN(int64_t reduction, reductionArg(ctx, n));
   if (p == 0) return ctx.error("unsupported-form", "triplet_margin_loss with p=0 (a count of nonzero differences)");
   int64_t last = 0;
@@ -168,7 +169,7 @@ Status convertMultiMargin(Context& ctx, const Node& n) {
   std::string xy = reduceOver(ctx, "ReduceSum", ctx.emit1("Where", {hit, x, zero}), {1}, true);  // [N, 1]
   std::string z = clampMin0(ctx, ctx.emit1("Add", {ctx.emit1("Sub", {ctx.constScalar(margin, dt), xy}), x}), dt);
   if (p == 2) z = ctx.emit1("Mul", {z, z});
-  const Value* w = namedArg(n, "weight");
+  const Value* w = Args(ctx, n).optIn("weight");
   if (w && !ctx.isNone(w)) {
     OXPORT_ASSIGN(std::string wt, ctx.tensorOfType(w, dt));
     std::string wy = reduceOver(ctx, "ReduceSum", ctx.emit1("Where", {hit, ctx.unsqueeze(wt, {0}), zero}), {1}, true);

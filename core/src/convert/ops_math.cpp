@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "convert/args.h"
 #include "convert/registry.h"
 #include "convert/util.h"
 
@@ -37,11 +38,12 @@ std::string truncF(Context& ctx, const std::string& x) {
 // addcmul/addcdiv(self, tensor1, tensor2, *, value=1)
 ConvertFn convertAddc(const std::string& op) {
   return [op](Context& ctx, const Node& n) -> Status {
-    OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {0, 1, 2}));
+    const Args args(ctx, n);
+    OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {args.in("self", 0), args.in("tensor1", 1), args.in("tensor2", 2)}));
     const DType dt = n.output(0)->meta.dtype;
     std::string t = ctx.emit1(op, {ins[1], ins[2]});
-    if (n.inputs.size() > 3 && !ctx.isNone(n.input(3))) {
-      OXPORT_ASSIGN(std::string v, ctx.tensorOfType(n.input(3), dt));
+    if (args.has("value", 3)) {
+      OXPORT_ASSIGN(std::string v, ctx.tensorOfType(args.in("value", 3), dt));
       t = ctx.emit1("Mul", {t, v});
     }
     return bindOut(ctx, n, ctx.emit1("Add", {ins[0], t}));
@@ -50,11 +52,12 @@ ConvertFn convertAddc(const std::string& op) {
 
 // baddbmm(self, batch1, batch2, *, beta=1, alpha=1): beta * self + alpha * (batch1 @ batch2).
 Status convertBaddbmm(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
   const DType dt = n.output(0)->meta.dtype;
-  OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {0, 1, 2}));
+  OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {args.in("self", 0), args.in("batch1", 1), args.in("batch2", 2)}));
   double beta = 1.0, alpha = 1.0;
-  if (const Value* b = namedArg(n, "beta")) { OXPORT_ASSIGN(beta, ctx.constDouble(b)); }
-  if (const Value* a = namedArg(n, "alpha")) { OXPORT_ASSIGN(alpha, ctx.constDouble(a)); }
+  if (const Value* b = args.optIn("beta")) { OXPORT_ASSIGN(beta, ctx.constDouble(b)); }
+  if (const Value* a = args.optIn("alpha")) { OXPORT_ASSIGN(alpha, ctx.constDouble(a)); }
   std::string mm = ctx.emit1("MatMul", {ins[1], ins[2]});
   if (alpha != 1.0) mm = ctx.emit1("Mul", {mm, ctx.constScalar(alpha, dt)});
   if (beta == 0.0) return bindOut(ctx, n, mm);  // self is ignored (NaN in it does not propagate)
@@ -64,37 +67,48 @@ Status convertBaddbmm(Context& ctx, const Node& n) {
 
 // dot(a, b) of 1-D tensors, any dtype: sum of the products.
 Status convertDot(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
   const DType dt = n.output(0)->meta.dtype;
   const DType work = arithType(dt);
-  OXPORT_ASSIGN(std::string a, ctx.tensorOfType(n.input(0), work));
-  OXPORT_ASSIGN(std::string b, ctx.tensorOfType(n.input(1), work));
+  OXPORT_ASSIGN(std::string a, ctx.tensorOfType(args.in("self", 0), work));
+  OXPORT_ASSIGN(std::string b, ctx.tensorOfType(args.in("tensor", 1), work));
   std::string r = reduceOver(ctx, "ReduceSum", ctx.emit1("Mul", {a, b}), {}, false);
   return bindOut(ctx, n, castIf(ctx, r, work, dt));
 }
 
 Status convertMv(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {0, 1}));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {args.in("self", 0), args.in("vec", 1)}));
   return bindOut(ctx, n, ctx.emit1("MatMul", ins));
 }
 
 // floor_divide(self, other): floor rounding (PyTorch 1.13+). Integers divide in float64.
 Status convertFloorDivide(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
   const DType out = n.output(0)->meta.dtype;
   if (isFloating(out)) {
-    OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {0, 1}));
+    OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {args.in({"self", "a"}, 0), args.in({"other", "b"}, 1)}));
     return bindOut(ctx, n, ctx.emit1("Floor", {ctx.emit1("Div", ins)}));
   }
-  OXPORT_ASSIGN(std::string a, ctx.tensorOfType(n.input(0), DType::Float64));
-  OXPORT_ASSIGN(std::string b, ctx.tensorOfType(n.input(1), DType::Float64));
+  OXPORT_ASSIGN(std::string a, ctx.tensorOfType(args.in({"self", "a"}, 0), DType::Float64));
+  OXPORT_ASSIGN(std::string b, ctx.tensorOfType(args.in({"other", "b"}, 1), DType::Float64));
   return bindOut(ctx, n, ctx.cast(ctx.emit1("Floor", {ctx.emit1("Div", {a, b})}), out));
+}
+
+// self and other (a and b in the int/float overloads) as tensors of dtype `work`.
+Result<std::vector<std::string>> operandsAs(Context& ctx, const Node& n, DType work) {
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string a, args.tensorOfType({"self", "a"}, 0, work));
+  OXPORT_ASSIGN(std::string b, args.tensorOfType({"other", "b"}, 1, work));
+  return std::vector<std::string>{a, b};
 }
 
 // fmod(self, other): remainder with the sign of self (C fmod). Mod(fmod=1) from opset 10.
 Status convertFmod(Context& ctx, const Node& n) {
   const DType out = n.output(0)->meta.dtype;
   const DType work = arithType(out);
-  OXPORT_ASSIGN(std::string a, ctx.tensorOfType(n.input(0), work));
-  OXPORT_ASSIGN(std::string b, ctx.tensorOfType(n.input(1), work));
+  OXPORT_ASSIGN(auto ab, operandsAs(ctx, n, work));
+  const std::string &a = ab[0], &b = ab[1];
   std::string r;
   if (ctx.opset() >= 10) {
     r = ctx.emit1("Mod", {a, b}, {attrInt("fmod", 1)});
@@ -111,8 +125,8 @@ Status convertFmod(Context& ctx, const Node& n) {
 Status convertRemainder(Context& ctx, const Node& n) {
   const DType out = n.output(0)->meta.dtype;
   const DType work = arithType(out);
-  OXPORT_ASSIGN(std::string a, ctx.tensorOfType(n.input(0), work));
-  OXPORT_ASSIGN(std::string b, ctx.tensorOfType(n.input(1), work));
+  OXPORT_ASSIGN(auto ab, operandsAs(ctx, n, work));
+  const std::string &a = ab[0], &b = ab[1];
   std::string r;
   if (ctx.opset() >= 10 && !isFloating(work)) {
     r = ctx.emit1("Mod", {a, b}, {attrInt("fmod", 0)});
@@ -134,53 +148,61 @@ Status convertRemainder(Context& ctx, const Node& n) {
 
 // lerp(self, end, weight): self + weight * (end - self).
 Status convertLerp(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {0, 1, 2}));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {args.in("self", 0), args.in("end", 1), args.in("weight", 2)}));
   std::string diff = ctx.emit1("Sub", {ins[1], ins[0]});
   return bindOut(ctx, n, ctx.emit1("Add", {ins[0], ctx.emit1("Mul", {ins[2], diff})}));
 }
 
 Status convertSquare(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
   const DType dt = n.output(0)->meta.dtype;
   const DType work = arithType(dt);
-  OXPORT_ASSIGN(std::string x, ctx.tensorOfType(n.input(0), work));
+  OXPORT_ASSIGN(std::string x, ctx.tensorOfType(args.in("self", 0), work));
   return bindOut(ctx, n, castIf(ctx, ctx.emit1("Mul", {x, x}), work, dt));
 }
 
 // log10/log2 (a scaled Log), log1p, expm1.
 ConvertFn logBase(double base) {
   return [base](Context& ctx, const Node& n) -> Status {
+    const Args args(ctx, n);
     const DType dt = n.output(0)->meta.dtype;
-    OXPORT_ASSIGN(std::string x, ctx.tensorOfType(n.input(0), dt));
+    OXPORT_ASSIGN(std::string x, ctx.tensorOfType(args.in({"self", "a"}, 0), dt));
     return bindOut(ctx, n, ctx.emit1("Div", {ctx.emit1("Log", {x}), ctx.constScalar(std::log(base), dt)}));
   };
 }
 
 Status convertLog1p(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
   const DType dt = n.output(0)->meta.dtype;
-  OXPORT_ASSIGN(std::string x, ctx.tensorOfType(n.input(0), dt));
+  OXPORT_ASSIGN(std::string x, ctx.tensorOfType(args.in({"self", "a"}, 0), dt));
   return bindOut(ctx, n, ctx.emit1("Log", {ctx.emit1("Add", {x, ctx.constScalar(1, dt)})}));
 }
 
 Status convertExpm1(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
   const DType dt = n.output(0)->meta.dtype;
-  OXPORT_ASSIGN(std::string x, ctx.tensorOfType(n.input(0), dt));
+  OXPORT_ASSIGN(std::string x, ctx.tensorOfType(args.in({"self", "a"}, 0), dt));
   return bindOut(ctx, n, ctx.emit1("Sub", {ctx.emit1("Exp", {x}), ctx.constScalar(1, dt)}));
 }
 
 Status convertTrunc(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  if (!isFloating(ctx.dtype(n.input(0)))) return bindOut(ctx, n, ctx.emit1("Identity", {x}));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+  if (!isFloating(ctx.dtype(args.in("self", 0)))) return bindOut(ctx, n, ctx.emit1("Identity", {x}));
   return bindOut(ctx, n, truncF(ctx, x));
 }
 
 Status convertFrac(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
   return bindOut(ctx, n, ctx.emit1("Sub", {x, truncF(ctx, x)}));
 }
 
 // atan2(self, other) = angle of (other, self): atan(y/x) corrected by pi in the left half-plane.
 Status convertAtan2(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {0, 1}));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {args.in({"self", "a"}, 0), args.in({"other", "b"}, 1)}));
   const DType dt = n.output(0)->meta.dtype;
   const std::string& y = ins[0];
   const std::string& x = ins[1];
@@ -200,8 +222,9 @@ enum class FloatClass { NaN, Inf, Finite };
 
 ConvertFn convertClassify(FloatClass what) {
   return [what](Context& ctx, const Node& n) -> Status {
-    OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-    const DType dt = ctx.dtype(n.input(0));
+    const Args args(ctx, n);
+    OXPORT_ASSIGN(std::string x, ctx.tensor(args.in({"self", "a"}, 0)));
+    const DType dt = ctx.dtype(args.in({"self", "a"}, 0));
     if (!isFloating(dt)) {
       // An all-false (or all-true) mask of x's shape.
       std::string z = ctx.cast(x, DType::Int32);
@@ -229,14 +252,15 @@ double largestFinite(DType dt) {
 
 // nan_to_num(self, nan=0, posinf=max, neginf=lowest)
 Status convertNanToNum(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  const DType dt = ctx.dtype(n.input(0));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+  const DType dt = ctx.dtype(args.in("self", 0));
   if (!isFloating(dt)) return bindOut(ctx, n, ctx.emit1("Identity", {x}));
   const double big = largestFinite(dt);
   double nan = 0.0, posinf = big, neginf = -big;
-  if (n.inputs.size() > 1 && !ctx.isNone(n.input(1))) { OXPORT_ASSIGN(nan, ctx.constDouble(n.input(1))); }
-  if (n.inputs.size() > 2 && !ctx.isNone(n.input(2))) { OXPORT_ASSIGN(posinf, ctx.constDouble(n.input(2))); }
-  if (n.inputs.size() > 3 && !ctx.isNone(n.input(3))) { OXPORT_ASSIGN(neginf, ctx.constDouble(n.input(3))); }
+  if (args.has("nan", 1)) { OXPORT_ASSIGN(nan, ctx.constDouble(args.in("nan", 1))); }
+  if (args.has("posinf", 2)) { OXPORT_ASSIGN(posinf, ctx.constDouble(args.in("posinf", 2))); }
+  if (args.has("neginf", 3)) { OXPORT_ASSIGN(neginf, ctx.constDouble(args.in("neginf", 3))); }
   std::string y = ctx.emit1("Where", {ctx.emit1("IsNaN", {x}), ctx.constScalar(nan, dt), x});
   // Beyond the largest finite value is an infinity (works at every opset, unlike IsInf).
   y = ctx.emit1("Where", {ctx.emit1("Greater", {x, ctx.constScalar(big, dt)}), ctx.constScalar(posinf, dt), y});
@@ -248,14 +272,15 @@ Status convertNanToNum(Context& ctx, const Node& n) {
 // 2^other (arithmetic shift for signed integers, scaling for floats).
 ConvertFn convertShift(bool left) {
   return [left](Context& ctx, const Node& n) -> Status {
+    const Args args(ctx, n);
     const DType dt = n.output(0)->meta.dtype;
     if (dt == DType::UInt8 && ctx.opset() >= 11) {
-      OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {0, 1}));
+      OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {args.in({"self", "a"}, 0), args.in({"other", "b"}, 1)}));
       return bindOut(ctx, n, ctx.emit1("BitShift", ins, {attrString("direction", left ? "LEFT" : "RIGHT")}));
     }
     const DType f = dt == DType::Float32 ? DType::Float32 : DType::Float64;
-    OXPORT_ASSIGN(std::string x, ctx.tensorOfType(n.input(0), f));
-    OXPORT_ASSIGN(std::string s, ctx.tensorOfType(n.input(1), f));
+    OXPORT_ASSIGN(std::string x, ctx.tensorOfType(args.in({"self", "a"}, 0), f));
+    OXPORT_ASSIGN(std::string s, ctx.tensorOfType(args.in({"other", "b"}, 1), f));
     std::string scale = ctx.emit1("Pow", {ctx.constScalar(2, f), s});
     std::string r = left ? ctx.emit1("Mul", {x, scale}) : ctx.emit1("Div", {x, scale});
     if (!isFloating(dt) && !left) r = ctx.emit1("Floor", {r});
@@ -267,15 +292,16 @@ ConvertFn convertShift(bool left) {
 
 // cosine_similarity(x1, x2, dim=1, eps=1e-8) = sum(x1*x2) / sqrt(max(sum(x1^2) * sum(x2^2), eps^2))
 Status convertCosineSimilarity(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {0, 1}));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {args.in("x1", 0), args.in("x2", 1)}));
   const DType dt = n.output(0)->meta.dtype;
-  OXPORT_ASSIGN(int64_t dim, ctx.constInt(n.input(2)));
-  OXPORT_ASSIGN(double eps, ctx.constDouble(n.input(3)));
-  const int rank = std::max(ctx.rank(n.input(0)), ctx.rank(n.input(1)));
+  OXPORT_ASSIGN(int64_t dim, ctx.constInt(args.in("dim", 2)));
+  OXPORT_ASSIGN(double eps, ctx.constDouble(args.in("eps", 3)));
+  const int rank = std::max(ctx.rank(args.in("x1", 0)), ctx.rank(args.in("x2", 1)));
   const int64_t axis = ctx.normDim(dim, rank);
   // Broadcast both to the common shape first so each norm runs over the full dim.
   std::string x1 = ins[0], x2 = ins[1];
-  if (ctx.meta(n.input(0)).shape != ctx.meta(n.input(1)).shape) {
+  if (ctx.meta(args.in("x1", 0)).shape != ctx.meta(args.in("x2", 1)).shape) {
     x1 = ctx.emit1("Expand", {ins[0], ctx.shapeOf(ins[1])});
     x2 = ctx.emit1("Expand", {ins[1], ctx.shapeOf(ins[0])});
   }
@@ -299,12 +325,13 @@ std::string pNorm(Context& ctx, const std::string& d, DType dt, double p, int64_
 
 // pairwise_distance(x1, x2, p=2, eps=1e-6, keepdim=False) = ||x1 - x2 + eps||_p over the last dim.
 Status convertPairwiseDistance(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {0, 1}));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {args.in("x1", 0), args.in("x2", 1)}));
   const DType dt = n.output(0)->meta.dtype;
-  OXPORT_ASSIGN(double p, ctx.constDouble(n.input(2)));
-  OXPORT_ASSIGN(double eps, ctx.constDouble(n.input(3)));
-  OXPORT_ASSIGN(bool keepdim, ctx.constBool(n.input(4)));
-  const int rank = std::max(ctx.rank(n.input(0)), ctx.rank(n.input(1)));
+  OXPORT_ASSIGN(double p, ctx.constDouble(args.in("p", 2)));
+  OXPORT_ASSIGN(double eps, ctx.constDouble(args.in("eps", 3)));
+  OXPORT_ASSIGN(bool keepdim, ctx.constBool(args.in("keepdim", 4)));
+  const int rank = std::max(ctx.rank(args.in("x1", 0)), ctx.rank(args.in("x2", 1)));
   std::string d = ctx.emit1("Add", {ctx.emit1("Sub", {ins[0], ins[1]}), ctx.constScalar(eps, dt)});
   if (rank == 0) return bindOut(ctx, n, ctx.emit1("Abs", {d}));
   return bindOut(ctx, n, pNorm(ctx, d, dt, p, rank - 1, keepdim));
@@ -312,10 +339,11 @@ Status convertPairwiseDistance(Context& ctx, const Node& n) {
 
 // cdist(x1 [.., P, M], x2 [.., R, M], p=2, compute_mode) -> [.., P, R], by expansion.
 Status convertCdist(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {0, 1}));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {args.in("x1", 0), args.in("x2", 1)}));
   const DType dt = n.output(0)->meta.dtype;
-  OXPORT_ASSIGN(double p, ctx.constDouble(n.input(2)));
-  const int r1 = ctx.rank(n.input(0)), r2 = ctx.rank(n.input(1));
+  OXPORT_ASSIGN(double p, ctx.constDouble(args.in("p", 2)));
+  const int r1 = ctx.rank(args.in("x1", 0)), r2 = ctx.rank(args.in("x2", 1));
   std::string a = ctx.unsqueeze(ins[0], {r1 - 1});  // [.., P, 1, M]
   std::string b = ctx.unsqueeze(ins[1], {r2 - 2});  // [.., 1, R, M]
   std::string d = ctx.emit1("Sub", {a, b});
@@ -324,12 +352,13 @@ Status convertCdist(Context& ctx, const Node& n) {
 
 // cross(self, other, dim=None) / linalg_cross(self, other, dim=-1), along a dim of size 3.
 Status convertCross(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {0, 1}));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {args.in("self", 0), args.in("other", 1)}));
   const auto& shape = ctx.meta(n.output(0)).shape;
   const int rank = static_cast<int>(shape.size());
   int64_t axis = -1;
-  if (n.inputs.size() > 2 && !ctx.isNone(n.input(2))) {
-    OXPORT_ASSIGN(int64_t d, ctx.constInt(n.input(2)));
+  if (args.has("dim", 2)) {
+    OXPORT_ASSIGN(int64_t d, ctx.constInt(args.in("dim", 2)));
     axis = ctx.normDim(d, rank);
   } else if (n.kind == "aten::linalg_cross") {
     axis = rank - 1;
@@ -349,10 +378,11 @@ Status convertCross(Context& ctx, const Node& n) {
 
 // kl_div(self, target, reduction=mean, log_target=False)
 Status convertKlDiv(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {0, 1}));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {args.in("self", 0), args.in("target", 1)}));
   const DType dt = n.output(0)->meta.dtype;
-  OXPORT_ASSIGN(int64_t reduction, ctx.constInt(n.input(2)));
-  OXPORT_ASSIGN(bool log_target, ctx.constBool(n.input(3)));
+  OXPORT_ASSIGN(int64_t reduction, ctx.constInt(args.in("reduction", 2)));
+  OXPORT_ASSIGN(bool log_target, ctx.constBool(args.in("log_target", 3)));
   const std::string& x = ins[0];
   const std::string& t = ins[1];
   std::string loss;
@@ -372,8 +402,9 @@ Status convertKlDiv(Context& ctx, const Node& n) {
 // det / logdet: Det from opset 11.
 ConvertFn convertDet(bool take_log) {
   return [take_log](Context& ctx, const Node& n) -> Status {
+    const Args args(ctx, n);
     if (ctx.opset() < 11) return ctx.needsOpset(11, n.kind.substr(6) + " (Det)");
-    OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+    OXPORT_ASSIGN(std::string x, ctx.tensor(args.in({"self", "A"}, 0)));
     std::string d = ctx.emit1("Det", {x});
     return bindOut(ctx, n, take_log ? ctx.emit1("Log", {d}) : d);
   };
@@ -381,10 +412,11 @@ ConvertFn convertDet(bool take_log) {
 
 // _weight_norm(v, g, dim=0) = v * g / ||v|| over every dim but `dim` (over all when dim == -1).
 Status convertWeightNorm(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string v, ctx.tensor(n.input(0)));
-  OXPORT_ASSIGN(std::string g, ctx.tensor(n.input(1)));
-  OXPORT_ASSIGN(int64_t dim, ctx.constInt(n.input(2)));
-  const int rank = ctx.rank(n.input(0));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string v, ctx.tensor(args.in("v", 0)));
+  OXPORT_ASSIGN(std::string g, ctx.tensor(args.in("g", 1)));
+  OXPORT_ASSIGN(int64_t dim, ctx.constInt(args.in("dim", 2)));
+  const int rank = ctx.rank(args.in("v", 0));
   std::vector<int64_t> axes;
   if (dim != -1) {
     dim = ctx.normDim(dim, rank);
@@ -398,11 +430,12 @@ Status convertWeightNorm(Context& ctx, const Node& n) {
 // native_layer_norm(input, normalized_shape, weight?, bias?, eps) -> (out, mean, rstd); mean
 // and rstd keep the normalized dims as size 1, as in PyTorch.
 Status convertNativeLayerNorm(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  OXPORT_ASSIGN(auto normalized, ctx.constInts(n.input(1)));
-  OXPORT_ASSIGN(double eps, ctx.constDouble(n.input(4)));
-  const DType dt = ctx.dtype(n.input(0));
-  const int rank = ctx.rank(n.input(0));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("input", 0)));
+  OXPORT_ASSIGN(auto normalized, ctx.constInts(args.in("normalized_shape", 1)));
+  OXPORT_ASSIGN(double eps, ctx.constDouble(args.in("eps", 4)));
+  const DType dt = ctx.dtype(args.in("input", 0));
+  const int rank = ctx.rank(args.in("input", 0));
   std::vector<int64_t> axes;
   for (int64_t i = rank - static_cast<int64_t>(normalized.size()); i < rank; ++i) axes.push_back(i);
   std::string mean = reduceOver(ctx, "ReduceMean", x, axes, true);
@@ -410,12 +443,12 @@ Status convertNativeLayerNorm(Context& ctx, const Node& n) {
   std::string var = reduceOver(ctx, "ReduceMean", ctx.emit1("Mul", {d, d}), axes, true);
   std::string rstd = ctx.emit1("Reciprocal", {ctx.emit1("Sqrt", {ctx.emit1("Add", {var, ctx.constScalar(eps, dt)})})});
   std::string y = ctx.emit1("Mul", {d, rstd});
-  if (!ctx.isNone(n.input(2))) {
-    OXPORT_ASSIGN(std::string w, ctx.tensor(n.input(2)));
+  if (!ctx.isNone(args.in("weight", 2))) {
+    OXPORT_ASSIGN(std::string w, ctx.tensor(args.in("weight", 2)));
     y = ctx.emit1("Mul", {y, w});
   }
-  if (!ctx.isNone(n.input(3))) {
-    OXPORT_ASSIGN(std::string b, ctx.tensor(n.input(3)));
+  if (!ctx.isNone(args.in("bias", 3))) {
+    OXPORT_ASSIGN(std::string b, ctx.tensor(args.in("bias", 3)));
     y = ctx.emit1("Add", {y, b});
   }
   ctx.bind(n.output(0), y);
@@ -426,10 +459,11 @@ Status convertNativeLayerNorm(Context& ctx, const Node& n) {
 
 // conv_tbc(input [T, B, Cin], weight [K, Cin, Cout], bias [Cout], pad): a Conv over time.
 Status convertConvTbc(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  OXPORT_ASSIGN(std::string w, ctx.tensor(n.input(1)));
-  OXPORT_ASSIGN(std::string b, ctx.tensor(n.input(2)));
-  OXPORT_ASSIGN(int64_t pad, ctx.constInt(n.input(3)));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+  OXPORT_ASSIGN(std::string w, ctx.tensor(args.in("weight", 1)));
+  OXPORT_ASSIGN(std::string b, ctx.tensor(args.in("bias", 2)));
+  OXPORT_ASSIGN(int64_t pad, ctx.constInt(args.in("pad", 3)));
   std::string xt = ctx.emit1("Transpose", {x}, {attrInts("perm", {1, 2, 0})});  // [B, Cin, T]
   std::string wt = ctx.emit1("Transpose", {w}, {attrInts("perm", {2, 1, 0})});  // [Cout, Cin, K]
   std::string y = ctx.emit1("Conv", {xt, wt, b}, {attrInts("pads", {pad, pad})});

@@ -1,4 +1,5 @@
 // Structural ops (prim:: list/tuple plumbing, number <-> tensor), identities and casts, dropout.
+#include "convert/args.h"
 #include "convert/registry.h"
 #include "convert/sequence.h"
 #include "convert/util.h"
@@ -134,6 +135,8 @@ Status convertGetItem(Context& ctx, const Node& n) {
 }
 
 Status convertIdentity(Context& ctx, const Node& n) {
+  // Positional on purpose: the value passed through is the first argument of every op this
+  // serves, whatever its schema calls it (self, prim::data's a, prim::unchecked_cast's x).
   OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
   return bindOut(ctx, n, x);
 }
@@ -141,43 +144,47 @@ Status convertIdentity(Context& ctx, const Node& n) {
 // Number <-> tensor: the ONNX form of a dynamic scalar is a 0-d tensor; only the dtype changes.
 ConvertFn scalarCast(DType to) {
   return [to](Context& ctx, const Node& n) -> Status {
-    OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-    DType have = n.input(0)->isTensor() ? ctx.dtype(n.input(0))
-                 : n.input(0)->type == ts::ValueType::Float ? DType::Float32
-                 : n.input(0)->type == ts::ValueType::Bool  ? DType::Bool
+    const Args args(ctx, n);
+    OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("a", 0)));
+    DType have = args.in("a", 0)->isTensor() ? ctx.dtype(args.in("a", 0))
+                 : args.in("a", 0)->type == ts::ValueType::Float ? DType::Float32
+                 : args.in("a", 0)->type == ts::ValueType::Bool  ? DType::Bool
                                                             : DType::Int64;
-    if (n.input(0)->isTensor() && ctx.rank(n.input(0)) > 0) x = ctx.reshape(x, {});
+    if (args.in("a", 0)->isTensor() && ctx.rank(args.in("a", 0)) > 0) x = ctx.reshape(x, {});
     return bindOut(ctx, n, have == to ? x : ctx.cast(x, to));
   };
 }
 
 Status convertNumToTensor(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("a", 0)));
   return bindOut(ctx, n, x);
 }
 
 // to / type_as / float / long ...: a Cast to the dtype the example run produced, or nothing.
 Status convertCastToOutput(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
   DType out = n.output(0)->meta.dtype;
-  if (ctx.dtype(n.input(0)) == out) return bindOut(ctx, n, x);
+  if (ctx.dtype(args.in("self", 0)) == out) return bindOut(ctx, n, x);
   return bindOut(ctx, n, ctx.cast(x, out));
 }
 
 // dropout(input, p, train) and its variants.
 Status convertDropout(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in({"input", "self"}, 0)));
   bool train = ctx.trainingForm();
   if (ctx.settings().training == TrainingMode::Preserve && n.inputs.size() > 2) {
-    if (auto t = ctx.maybeInt(n.input(2))) train = *t != 0;
+    if (auto t = ctx.maybeInt(args.in("train", 2))) train = *t != 0;
   }
   if (!train) return bindOut(ctx, n, x);
   if (n.kind != "aten::dropout" && n.kind != "aten::dropout_")
     return ctx.error("unsupported-form", n.kind + " in training mode has no ONNX form",
                      "export with training=EVAL, or use nn.Dropout");
   if (ctx.opset() < 12) return ctx.needsOpset(12, "dropout in training mode (Dropout training_mode)");
-  OXPORT_ASSIGN(double p, ctx.constDouble(n.input(1)));
-  DType dt = ctx.dtype(n.input(0));
+  OXPORT_ASSIGN(double p, ctx.constDouble(args.in("p", 1)));
+  DType dt = ctx.dtype(args.in({"input", "self"}, 0));
   std::string ratio = ctx.constScalar(p, dt == DType::Float64 ? DType::Float64 : DType::Float32);
   std::string training_mode = ctx.constScalar(1, DType::Bool);
   auto outs = ctx.emit("Dropout", {x, ratio, training_mode}, 1);
@@ -187,10 +194,11 @@ Status convertDropout(Context& ctx, const Node& n) {
 // native_dropout(input, p, train) -> (output, mask): in eval the input and a mask of ones; in
 // training mode ONNX Dropout with its mask output (opset 12).
 Status convertNativeDropout(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("input", 0)));
   bool train = ctx.trainingForm();
-  if (ctx.settings().training == TrainingMode::Preserve && n.inputs.size() > 2 && !ctx.isNone(n.input(2))) {
-    if (auto t = ctx.maybeInt(n.input(2))) train = *t != 0;
+  if (ctx.settings().training == TrainingMode::Preserve && args.has("train", 2)) {
+    if (auto t = ctx.maybeInt(args.in("train", 2))) train = *t != 0;
   }
   if (!train) {
     ctx.bind(n.output(0), x);
@@ -198,8 +206,8 @@ Status convertNativeDropout(Context& ctx, const Node& n) {
     return okStatus();
   }
   if (ctx.opset() < 12) return ctx.needsOpset(12, "native_dropout in training mode (Dropout training_mode)");
-  OXPORT_ASSIGN(double p, ctx.constDouble(n.input(1)));
-  DType dt = ctx.dtype(n.input(0));
+  OXPORT_ASSIGN(double p, ctx.constDouble(args.in("p", 1)));
+  DType dt = ctx.dtype(args.in("input", 0));
   std::string ratio = ctx.constScalar(p, dt == DType::Float64 ? DType::Float64 : DType::Float32);
   auto outs = ctx.emit("Dropout", {x, ratio, ctx.constScalar(1, DType::Bool)}, 2);
   ctx.bind(n.output(0), outs[0]);
@@ -226,13 +234,15 @@ Status convertUncheckedCast(Context& ctx, const Node& n) {
 // conj/_conj/conj_physical: ONNX has no complex tensors, so on what it holds (real tensors) the
 // conjugate is the tensor itself.
 Status convertConj(Context& ctx, const Node& n) {
-  if (!n.input(0)->isTensor()) return ctx.error("unsupported-form", n.kind + " of a number");
+  const Args args(ctx, n);
+  if (!args.in("self", 0)->isTensor()) return ctx.error("unsupported-form", n.kind + " of a number");
   return convertIdentity(ctx, n);
 }
 
 // __not__(bool): a dynamic Python bool (static ones are folded by the example run).
 Status convertNot(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string b, ctx.tensorOfType(n.input(0), DType::Bool));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string b, ctx.tensorOfType(args.in("self", 0), DType::Bool));
   return bindOut(ctx, n, ctx.emit1("Not", {b}));
 }
 
@@ -240,7 +250,8 @@ Status convertNot(Context& ctx, const Node& n) {
 // is known at export time.
 ConvertFn convertIs(bool negate) {
   return [negate](Context& ctx, const Node& n) -> Status {
-    const bool a_none = ctx.isNone(n.input(0)), b_none = ctx.isNone(n.input(1));
+    const Args args(ctx, n);
+    const bool a_none = ctx.isNone(args.in("self", 0)), b_none = ctx.isNone(args.in("obj", 1));
     if (!a_none && !b_none)
       return ctx.error("unsupported-form", n.kind + " between two values that are not None (object identity)",
                        "compare with None, or compare values with ==");

@@ -1,6 +1,7 @@
 // Normalization: batch_norm, layer_norm, group_norm, instance_norm.
 #include <numeric>
 
+#include "convert/args.h"
 #include "convert/registry.h"
 #include "convert/util.h"
 
@@ -19,15 +20,16 @@ Result<std::string> channelParam(Context& ctx, const Value* v, int64_t channels,
 
 // batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled)
 Status convertBatchNorm(Context& ctx, const Node& n) {
-  const Value* x = n.input(0);
+  const Args args(ctx, n);
+  const Value* x = args.in("input", 0);
   const auto& shape = ctx.meta(x).shape;
   if (shape.size() < 2) return ctx.error("bad-argument", "batch_norm input must have a channel axis");
   const int64_t c = shape[1];
   const DType dt = ctx.dtype(x);
-  OXPORT_ASSIGN(double momentum, ctx.constDouble(n.input(6)));
-  OXPORT_ASSIGN(double eps, ctx.constDouble(n.input(7)));
+  OXPORT_ASSIGN(double momentum, ctx.constDouble(args.in("momentum", 6)));
+  OXPORT_ASSIGN(double eps, ctx.constDouble(args.in("eps", 7)));
   const bool training = ctx.trainingForm();
-  const bool has_stats = !ctx.isNone(n.input(3)) && !ctx.isNone(n.input(4));
+  const bool has_stats = !ctx.isNone(args.in("running_mean", 3)) && !ctx.isNone(args.in("running_var", 4));
   if (!has_stats && !training)
     return ctx.error("unsupported-form",
                      "batch_norm without running statistics (track_running_stats=False) always uses batch "
@@ -36,15 +38,15 @@ Status convertBatchNorm(Context& ctx, const Node& n) {
   if (training && ctx.opset() < 14)
     return ctx.needsOpset(14, "batch_norm in training mode (BatchNormalization training_mode)");
   OXPORT_ASSIGN(std::string in, ctx.tensor(x));
-  OXPORT_ASSIGN(std::string scale, channelParam(ctx, n.input(1), c, 1.0f, dt));
-  OXPORT_ASSIGN(std::string bias, channelParam(ctx, n.input(2), c, 0.0f, dt));
+  OXPORT_ASSIGN(std::string scale, channelParam(ctx, args.in("weight", 1), c, 1.0f, dt));
+  OXPORT_ASSIGN(std::string bias, channelParam(ctx, args.in("bias", 2), c, 0.0f, dt));
   std::string mean, var;
   if (has_stats) {
-    OXPORT_ASSIGN(mean, ctx.tensorOfType(n.input(3), dt));
-    OXPORT_ASSIGN(var, ctx.tensorOfType(n.input(4), dt));
+    OXPORT_ASSIGN(mean, ctx.tensorOfType(args.in("running_mean", 3), dt));
+    OXPORT_ASSIGN(var, ctx.tensorOfType(args.in("running_var", 4), dt));
   } else {
-    OXPORT_ASSIGN(mean, channelParam(ctx, n.input(3), c, 0.0f, dt));
-    OXPORT_ASSIGN(var, channelParam(ctx, n.input(4), c, 1.0f, dt));
+    OXPORT_ASSIGN(mean, channelParam(ctx, args.in("running_mean", 3), c, 0.0f, dt));
+    OXPORT_ASSIGN(var, channelParam(ctx, args.in("running_var", 4), c, 1.0f, dt));
   }
   // A rank-2 input (N, C) is fine for BatchNormalization as is.
   std::vector<Attribute> attrs{attrFloat("epsilon", static_cast<float>(eps))};
@@ -60,9 +62,10 @@ Status convertBatchNorm(Context& ctx, const Node& n) {
 
 // layer_norm(input, normalized_shape, weight, bias, eps, cudnn_enable)
 Status convertLayerNorm(Context& ctx, const Node& n) {
-  const Value* x = n.input(0);
-  OXPORT_ASSIGN(auto nshape, ctx.constInts(n.input(1)));
-  OXPORT_ASSIGN(double eps, ctx.constDouble(n.input(4)));
+  const Args args(ctx, n);
+  const Value* x = args.in("input", 0);
+  OXPORT_ASSIGN(auto nshape, ctx.constInts(args.in("normalized_shape", 1)));
+  OXPORT_ASSIGN(double eps, ctx.constDouble(args.in("eps", 4)));
   const int rank = ctx.rank(x);
   const int64_t axis = rank - static_cast<int64_t>(nshape.size());
   const DType dt = ctx.dtype(x);
@@ -70,15 +73,15 @@ Status convertLayerNorm(Context& ctx, const Node& n) {
   int64_t count = 1;
   for (auto d : nshape) count *= d;
   if (ctx.opset() >= 17) {
-    OXPORT_ASSIGN(std::string scale, channelParam(ctx, n.input(2), count, 1.0f, dt));
-    if (!ctx.isNone(n.input(2)) && nshape.size() != 1) {
+    OXPORT_ASSIGN(std::string scale, channelParam(ctx, args.in("weight", 2), count, 1.0f, dt));
+    if (!ctx.isNone(args.in("weight", 2)) && nshape.size() != 1) {
       // weight already has normalized_shape
-    } else if (ctx.isNone(n.input(2)) && nshape.size() != 1) {
+    } else if (ctx.isNone(args.in("weight", 2)) && nshape.size() != 1) {
       scale = ctx.emit1("Reshape", {scale, ctx.constInt64s(nshape)});
     }
     std::vector<std::string> ins{in, scale};
-    if (!ctx.isNone(n.input(3))) {
-      OXPORT_ASSIGN(std::string b, ctx.tensorOfType(n.input(3), dt));
+    if (!ctx.isNone(args.in("bias", 3))) {
+      OXPORT_ASSIGN(std::string b, ctx.tensorOfType(args.in("bias", 3), dt));
       ins.push_back(b);
     }
     auto outs = ctx.emit("LayerNormalization", ins, 1,
@@ -94,12 +97,12 @@ Status convertLayerNorm(Context& ctx, const Node& n) {
   std::string var = ctx.emit1("ReduceMean", {sq}, {attrInts("axes", axes), attrInt("keepdims", 1)});
   std::string denom = ctx.emit1("Sqrt", {ctx.emit1("Add", {var, ctx.constScalar(eps, dt)})});
   std::string y = ctx.emit1("Div", {centered, denom});
-  if (!ctx.isNone(n.input(2))) {
-    OXPORT_ASSIGN(std::string w, ctx.tensorOfType(n.input(2), dt));
+  if (!ctx.isNone(args.in("weight", 2))) {
+    OXPORT_ASSIGN(std::string w, ctx.tensorOfType(args.in("weight", 2), dt));
     y = ctx.emit1("Mul", {y, w});
   }
-  if (!ctx.isNone(n.input(3))) {
-    OXPORT_ASSIGN(std::string b, ctx.tensorOfType(n.input(3), dt));
+  if (!ctx.isNone(args.in("bias", 3))) {
+    OXPORT_ASSIGN(std::string b, ctx.tensorOfType(args.in("bias", 3), dt));
     y = ctx.emit1("Add", {y, b});
   }
   return bindOut(ctx, n, y);
@@ -107,9 +110,10 @@ Status convertLayerNorm(Context& ctx, const Node& n) {
 
 // group_norm(input, num_groups, weight, bias, eps, cudnn_enabled)
 Status convertGroupNorm(Context& ctx, const Node& n) {
-  const Value* x = n.input(0);
-  OXPORT_ASSIGN(int64_t groups, ctx.constInt(n.input(1)));
-  OXPORT_ASSIGN(double eps, ctx.constDouble(n.input(4)));
+  const Args args(ctx, n);
+  const Value* x = args.in("input", 0);
+  OXPORT_ASSIGN(int64_t groups, ctx.constInt(args.in("num_groups", 1)));
+  OXPORT_ASSIGN(double eps, ctx.constDouble(args.in("eps", 4)));
   const auto& shape = ctx.meta(x).shape;
   const int rank = ctx.rank(x);
   if (rank < 2) return ctx.error("bad-argument", "group_norm input must have a channel axis");
@@ -129,12 +133,12 @@ Status convertGroupNorm(Context& ctx, const Node& n) {
   std::string y = ctx.emit1("Reshape", {normed, shape_in});
   std::vector<int64_t> bshape(static_cast<size_t>(rank - 1), 1);
   bshape[0] = c;
-  if (!ctx.isNone(n.input(2))) {
-    OXPORT_ASSIGN(std::string w, ctx.tensorOfType(n.input(2), dt));
+  if (!ctx.isNone(args.in("weight", 2))) {
+    OXPORT_ASSIGN(std::string w, ctx.tensorOfType(args.in("weight", 2), dt));
     y = ctx.emit1("Mul", {y, ctx.emit1("Reshape", {w, ctx.constInt64s(bshape)})});
   }
-  if (!ctx.isNone(n.input(3))) {
-    OXPORT_ASSIGN(std::string b, ctx.tensorOfType(n.input(3), dt));
+  if (!ctx.isNone(args.in("bias", 3))) {
+    OXPORT_ASSIGN(std::string b, ctx.tensorOfType(args.in("bias", 3), dt));
     y = ctx.emit1("Add", {y, ctx.emit1("Reshape", {b, ctx.constInt64s(bshape)})});
   }
   return bindOut(ctx, n, y);
@@ -142,17 +146,18 @@ Status convertGroupNorm(Context& ctx, const Node& n) {
 
 // instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, cudnn_enabled)
 Status convertInstanceNorm(Context& ctx, const Node& n) {
-  const Value* x = n.input(0);
-  OXPORT_ASSIGN(bool use_input_stats, ctx.constBool(n.input(5)));
-  OXPORT_ASSIGN(double eps, ctx.constDouble(n.input(7)));
+  const Args args(ctx, n);
+  const Value* x = args.in("input", 0);
+  OXPORT_ASSIGN(bool use_input_stats, ctx.constBool(args.in("use_input_stats", 5)));
+  OXPORT_ASSIGN(double eps, ctx.constDouble(args.in("eps", 7)));
   if (!use_input_stats)
     return ctx.error("unsupported-form", "instance_norm with use_input_stats=False (running statistics) has no ONNX form",
                      "use track_running_stats=False, or eval with batch statistics");
   const int64_t c = ctx.meta(x).shape.at(1);
   const DType dt = ctx.dtype(x);
   OXPORT_ASSIGN(std::string in, ctx.tensor(x));
-  OXPORT_ASSIGN(std::string w, channelParam(ctx, n.input(1), c, 1.0f, dt));
-  OXPORT_ASSIGN(std::string b, channelParam(ctx, n.input(2), c, 0.0f, dt));
+  OXPORT_ASSIGN(std::string w, channelParam(ctx, args.in("weight", 1), c, 1.0f, dt));
+  OXPORT_ASSIGN(std::string b, channelParam(ctx, args.in("bias", 2), c, 0.0f, dt));
   return bindOut(ctx, n, ctx.emit1("InstanceNormalization", {in, w, b}, {attrFloat("epsilon", static_cast<float>(eps))}));
 }
 

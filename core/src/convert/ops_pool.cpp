@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "convert/args.h"
 #include "convert/registry.h"
 #include "convert/util.h"
 
@@ -85,25 +86,26 @@ std::string cutToTorchWindows(Context& ctx, const std::string& x, const std::str
 // max_poolNd(input, kernel_size, stride, padding, dilation, ceil_mode)
 ConvertFn maxPool(size_t nd, bool with_indices) {
   return [nd, with_indices](Context& ctx, const Node& n) -> Status {
-    OXPORT_ASSIGN(auto kernel, ctx.constInts(n.input(1)));
-    OXPORT_ASSIGN(auto stride, ctx.constInts(n.input(2)));
-    OXPORT_ASSIGN(auto padding, ctx.constInts(n.input(3)));
-    OXPORT_ASSIGN(auto dilation, ctx.constInts(n.input(4)));
-    OXPORT_ASSIGN(bool ceil, ctx.constBool(n.input(5)));
+    const Args args(ctx, n);
+    OXPORT_ASSIGN(auto kernel, ctx.constInts(args.in("kernel_size", 1)));
+    OXPORT_ASSIGN(auto stride, ctx.constInts(args.in("stride", 2)));
+    OXPORT_ASSIGN(auto padding, ctx.constInts(args.in("padding", 3)));
+    OXPORT_ASSIGN(auto dilation, ctx.constInts(args.in("dilation", 4)));
+    OXPORT_ASSIGN(bool ceil, ctx.constBool(args.in("ceil_mode", 5)));
     kernel = expandInts(kernel, nd);
     stride = stride.empty() ? kernel : expandInts(stride, nd);
     padding = expandInts(padding, nd);
     dilation = expandInts(dilation, nd);
     bool dilated = false;
     for (auto d : dilation) dilated = dilated || d != 1;
-    if (ceil) OXPORT_TRY(checkCeilWindows(ctx, ctx.meta(n.input(0)).shape, nd, kernel, padding, dilation));
+    if (ceil) OXPORT_TRY(checkCeilWindows(ctx, ctx.meta(args.in("self", 0)).shape, nd, kernel, padding, dilation));
     // Below opset 10 (no ceil_mode), where no last window can be dropped: x padded with -inf by
     // the padding on the left and by padding + stride - 1 on the right, pooled in floor mode,
     // makes ceil mode's windows at every size (each holds an input element).
     if (ceil && ctx.opset() < 10 && !dilated && !with_indices && !anyWindowMayDrop(nd, kernel, stride, padding, dilation) &&
-        isFloating(ctx.dtype(n.input(0)))) {
-      OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-      const bool unbatched = static_cast<size_t>(ctx.rank(n.input(0))) == nd + 1;
+        isFloating(ctx.dtype(args.in("self", 0)))) {
+      OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+      const bool unbatched = static_cast<size_t>(ctx.rank(args.in("self", 0))) == nd + 1;
       if (unbatched) x = ctx.unsqueeze(x, {0});
       const size_t rank = nd + 2;
       std::vector<int64_t> pads(2 * rank, 0);
@@ -111,14 +113,14 @@ ConvertFn maxPool(size_t nd, bool with_indices) {
         pads[2 + i] = padding[i];
         pads[rank + 2 + i] = padding[i] + stride[i] - 1;
       }
-      x = padConstant(ctx, x, pads, -std::numeric_limits<double>::infinity(), ctx.dtype(n.input(0)));
+      x = padConstant(ctx, x, pads, -std::numeric_limits<double>::infinity(), ctx.dtype(args.in("self", 0)));
       std::string y = ctx.emit1("MaxPool", {x}, {attrInts("kernel_shape", kernel), attrInts("strides", stride),
                                                   attrInts("pads", std::vector<int64_t>(2 * nd, 0))});
       return bindOut(ctx, n, unbatched ? ctx.squeeze(y, {0}) : y);
     }
     // Otherwise the example run's sizes decide, as a static Pad would.
     if (ceil && ctx.opset() < 10 &&
-        ceilIsFloorAtExampleSize(ctx.meta(n.input(0)).shape, nd, kernel, stride, padding, dilation))
+        ceilIsFloorAtExampleSize(ctx.meta(args.in("self", 0)).shape, nd, kernel, stride, padding, dilation))
       ceil = false;
     if ((ceil || dilated) && ctx.opset() < 10) return ctx.needsOpset(10, "max pooling with ceil_mode or dilation");
     auto cut = [&](const std::string& x, const std::string& y) {
@@ -130,16 +132,16 @@ ConvertFn maxPool(size_t nd, bool with_indices) {
       attrs.push_back(attrInt("ceil_mode", ceil ? 1 : 0));
       if (dilated) attrs.push_back(attrInts("dilations", dilation));
     }
-    OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-    const bool unbatched = static_cast<size_t>(ctx.rank(n.input(0))) == nd + 1;
+    OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+    const bool unbatched = static_cast<size_t>(ctx.rank(args.in("self", 0))) == nd + 1;
     if (unbatched) x = ctx.unsqueeze(x, {0});
     // A dilated window may step over the input and see only padding: PyTorch gives -inf there,
     // ONNX Runtime the lowest finite float (undilated windows always hold an input element).
     // Where a pooling of ones padded with zeros finds no one, the result becomes -inf.
     bool pad_only_window = false;
     for (size_t i = 0; i < nd; ++i) pad_only_window = pad_only_window || (dilation[i] > 1 && padding[i] > 0);
-    if (pad_only_window && !with_indices && ctx.opset() >= 11 && isFloating(ctx.dtype(n.input(0)))) {
-      const DType dt = ctx.dtype(n.input(0));
+    if (pad_only_window && !with_indices && ctx.opset() >= 11 && isFloating(ctx.dtype(args.in("self", 0)))) {
+      const DType dt = ctx.dtype(args.in("self", 0));
       const int rank = static_cast<int>(nd) + 2;
       std::vector<int64_t> pads(static_cast<size_t>(2 * rank), 0);
       for (size_t i = 0; i < nd; ++i) pads[2 + i] = pads[static_cast<size_t>(rank) + 2 + i] = padding[i];
@@ -178,21 +180,22 @@ ConvertFn maxPool(size_t nd, bool with_indices) {
 // avg_poolNd(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
 ConvertFn avgPool(size_t nd) {
   return [nd](Context& ctx, const Node& n) -> Status {
-    OXPORT_ASSIGN(auto kernel, ctx.constInts(n.input(1)));
-    OXPORT_ASSIGN(auto stride, ctx.constInts(n.input(2)));
-    OXPORT_ASSIGN(auto padding, ctx.constInts(n.input(3)));
-    OXPORT_ASSIGN(bool ceil, ctx.constBool(n.input(4)));
-    OXPORT_ASSIGN(bool count_include_pad, ctx.constBool(n.input(5)));
-    if (n.inputs.size() > 6 && !ctx.isNone(n.input(6)))
+    const Args args(ctx, n);
+    OXPORT_ASSIGN(auto kernel, ctx.constInts(args.in("kernel_size", 1)));
+    OXPORT_ASSIGN(auto stride, ctx.constInts(args.in("stride", 2)));
+    OXPORT_ASSIGN(auto padding, ctx.constInts(args.in("padding", 3)));
+    OXPORT_ASSIGN(bool ceil, ctx.constBool(args.in("ceil_mode", 4)));
+    OXPORT_ASSIGN(bool count_include_pad, ctx.constBool(args.in("count_include_pad", 5)));
+    if (args.has("divisor_override", 6))
       return ctx.error("unsupported-form", "avg_pool with divisor_override has no ONNX form");
     kernel = expandInts(kernel, nd);
     stride = stride.empty() ? kernel : expandInts(stride, nd);
     padding = expandInts(padding, nd);
-    if (ceil) OXPORT_TRY(checkCeilWindows(ctx, ctx.meta(n.input(0)).shape, nd, kernel, padding, {}));
+    if (ceil) OXPORT_TRY(checkCeilWindows(ctx, ctx.meta(args.in("self", 0)).shape, nd, kernel, padding, {}));
     // Below opset 10 the emulation below (a static Pad, floor mode) is exact at every size where no
     // last window can be dropped; elsewhere the example run's sizes decide.
     if (ceil && ctx.opset() < 10 && anyWindowMayDrop(nd, kernel, stride, padding, {}) &&
-        ceilIsFloorAtExampleSize(ctx.meta(n.input(0)).shape, nd, kernel, stride, padding, {}))
+        ceilIsFloorAtExampleSize(ctx.meta(args.in("self", 0)).shape, nd, kernel, stride, padding, {}))
       ceil = false;
     if (ceil && ctx.opset() < 10 && anyWindowMayDrop(nd, kernel, stride, padding, {}))
       return ctx.needsOpset(10, "average pooling with ceil_mode");
@@ -200,8 +203,8 @@ ConvertFn avgPool(size_t nd) {
                                  attrInts("pads", symmetricPads(padding)),
                                  attrInt("count_include_pad", count_include_pad ? 1 : 0)};
     if (ctx.opset() >= 10) attrs.push_back(attrInt("ceil_mode", ceil ? 1 : 0));
-    OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-    const bool unbatched = static_cast<size_t>(ctx.rank(n.input(0))) == nd + 1;
+    OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+    const bool unbatched = static_cast<size_t>(ctx.rank(args.in("self", 0))) == nd + 1;
     if (unbatched) x = ctx.unsqueeze(x, {0});
     // With ceil_mode the last window may run past the padding. PyTorch then divides by the part
     // inside input + padding (count_include_pad) or inside the input; ONNX Runtime's ceil_mode
@@ -209,7 +212,7 @@ ConvertFn avgPool(size_t nd) {
     // then room for ceil mode's last window on the right), averaged in floor mode, and divided by
     // the same average of a mask that is 1 where PyTorch counts an element.
     if (ceil) {
-      const DType dt = ctx.dtype(n.input(0));
+      const DType dt = ctx.dtype(args.in("self", 0));
       const int rank = static_cast<int>(nd) + 2;
       std::vector<int64_t> pad_x(static_cast<size_t>(2 * rank), 0), pad_in(pad_x), pad_out(pad_x);
       for (size_t i = 0; i < nd; ++i) {
@@ -248,19 +251,20 @@ ConvertFn avgPool(size_t nd) {
 // input size is a multiple of the output size.
 ConvertFn adaptivePool(size_t nd, bool is_max) {
   return [nd, is_max](Context& ctx, const Node& n) -> Status {
-    OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-    const auto& shape = ctx.meta(n.input(0)).shape;
+    const Args args(ctx, n);
+    OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+    const auto& shape = ctx.meta(args.in("self", 0)).shape;
     const size_t rank = shape.size();
     std::vector<int64_t> out_size;
-    if (n.input(1)->constant && n.input(1)->constant->isList()) {
+    if (args.in("output_size", 1)->constant && args.in("output_size", 1)->constant->isList()) {
       // Elements may be None (keep the input size).
       size_t i = 0;
-      for (const auto& e : n.input(1)->constant->list()) {
+      for (const auto& e : args.in("output_size", 1)->constant->list()) {
         out_size.push_back(e.isNone() ? shape[rank - nd + i] : e.toInt());
         ++i;
       }
     } else {
-      OXPORT_ASSIGN(out_size, ctx.constInts(n.input(1)));
+      OXPORT_ASSIGN(out_size, ctx.constInts(args.in("output_size", 1)));
     }
     out_size = expandInts(out_size, nd);
     const bool unbatched = rank == nd + 1;
@@ -296,15 +300,16 @@ ConvertFn adaptivePool(size_t nd, bool is_max) {
 // padding): each value scattered to its index within its (n, c) plane of the output, zeros
 // elsewhere: ScatterElements over the flattened planes (opset 11).
 Status convertMaxUnpool(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
   if (ctx.opset() < 11) return ctx.needsOpset(11, n.kind + " (ScatterElements)");
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  OXPORT_ASSIGN(std::string idx, ctx.tensorOfType(n.input(1), DType::Int64));
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+  OXPORT_ASSIGN(std::string idx, ctx.tensorOfType(args.in("indices", 1), DType::Int64));
   // output_size may be computed at run time (the pooled input's size when it is not given).
-  OXPORT_ASSIGN(std::string size, ctx.intsTensor(n.input(2)));
-  const int rank = ctx.rank(n.input(0));
+  OXPORT_ASSIGN(std::string size, ctx.intsTensor(args.in("output_size", 2)));
+  const int rank = ctx.rank(args.in("self", 0));
   if (rank != ctx.rank(n.output(0)) || rank < 3)
     return ctx.error("unsupported-form", n.kind + " of a batch-less input", "add the batch axis (unsqueeze(0))");
-  const DType dt = ctx.dtype(n.input(0));
+  const DType dt = ctx.dtype(args.in("self", 0));
   std::string nc = ctx.slice(ctx.shapeOf(x), {0}, {2}, {0});
   std::string flat_shape = ctx.emit1("Concat", {nc, ctx.constInt64s({-1})}, {attrInt("axis", 0)});
   std::string out_shape = ctx.emit1("Concat", {nc, size}, {attrInt("axis", 0)});

@@ -14,6 +14,7 @@
 // Ranges of more than 256 levels are refused ("unsupported-form").
 #include <cmath>
 
+#include "convert/args.h"
 #include "convert/registry.h"
 #include "convert/util.h"
 
@@ -197,9 +198,10 @@ Result<int64_t> channelAxis(Context& ctx, const Node& n, const Value* axis_v, co
 // tensor-qparams forms; _fake_quantize_learnable_per_tensor_affine(x, scale, zp, qmin, qmax, grad).
 ConvertFn perTensor(bool learnable) {
   return [learnable](Context& ctx, const Node& n) -> Status {
-    OXPORT_ASSIGN(QParams q, readQParams(ctx, n.input(1), n.input(2), n.input(3), n.input(4), learnable));
+    const Args args(ctx, n);
+    OXPORT_ASSIGN(QParams q, readQParams(ctx, args.in("scale", 1), args.in("zero_point", 2), args.in("quant_min", 3), args.in("quant_max", 4), learnable));
     if (q.scale.size() != 1) return ctx.error("bad-argument", "per-tensor fake quantization with several scales");
-    OXPORT_ASSIGN(std::string y, emitFakeQuant(ctx, n.input(0), q));
+    OXPORT_ASSIGN(std::string y, emitFakeQuant(ctx, args.in("self", 0), q));
     return bindOut(ctx, n, y);
   };
 }
@@ -207,15 +209,16 @@ ConvertFn perTensor(bool learnable) {
 // _fake_quantize_per_tensor_affine_cachemask_tensor_qparams(x, scale, zp, fake_quant_enabled, qmin, qmax)
 // -> (output, mask)
 Status convertCachemaskTensorQParams(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(auto enabled, constNumbers(ctx, n.input(3), "fake_quant_enabled"));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(auto enabled, constNumbers(ctx, args.in("fake_quant_enabled", 3), "fake_quant_enabled"));
   if (!n.output(1)->users.empty())
     return ctx.error("unsupported-form", "the mask output of " + n.kind + " (for gradients) has no ONNX form");
   if (!enabled.empty() && enabled[0] == 0) {
-    OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+    OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
     return bindOut(ctx, n, x);
   }
-  OXPORT_ASSIGN(QParams q, readQParams(ctx, n.input(1), n.input(2), n.input(4), n.input(5), false));
-  OXPORT_ASSIGN(std::string y, emitFakeQuant(ctx, n.input(0), q));
+  OXPORT_ASSIGN(QParams q, readQParams(ctx, args.in("scale", 1), args.in("zero_point", 2), args.in("quant_min", 4), args.in("quant_max", 5), false));
+  OXPORT_ASSIGN(std::string y, emitFakeQuant(ctx, args.in("self", 0), q));
   return bindOut(ctx, n, y);
 }
 
@@ -223,9 +226,10 @@ Status convertCachemaskTensorQParams(Context& ctx, const Node& n) {
 // learnable variant (…, grad_factor).
 ConvertFn perChannel(bool learnable) {
   return [learnable](Context& ctx, const Node& n) -> Status {
-    OXPORT_ASSIGN(QParams q, readQParams(ctx, n.input(1), n.input(2), n.input(4), n.input(5), learnable));
-    OXPORT_ASSIGN(q.axis, channelAxis(ctx, n, n.input(3), n.input(0)));
-    OXPORT_ASSIGN(std::string y, emitFakeQuant(ctx, n.input(0), q));
+    const Args args(ctx, n);
+    OXPORT_ASSIGN(QParams q, readQParams(ctx, args.in("scale", 1), args.in("zero_point", 2), args.in("quant_min", 4), args.in("quant_max", 5), learnable));
+    OXPORT_ASSIGN(q.axis, channelAxis(ctx, n, args.in("axis", 3), args.in("self", 0)));
+    OXPORT_ASSIGN(std::string y, emitFakeQuant(ctx, args.in("self", 0), q));
     return bindOut(ctx, n, y);
   };
 }
@@ -234,20 +238,21 @@ ConvertFn perChannel(bool learnable) {
 // zero_point, averaging_const, quant_min, quant_max, ch_axis, per_row_fake_quant, symmetric_quant):
 // exported with the scale and zero point as saved (the frontend runs it with the observer off).
 Status convertFusedObsFakeQuant(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(auto enabled, constNumbers(ctx, n.input(2), "fake_quant_enabled"));
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(auto enabled, constNumbers(ctx, args.in("fake_quant_on", 2), "fake_quant_enabled"));
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
   if (!enabled.empty() && enabled[0] == 0) return bindOut(ctx, n, x);
-  OXPORT_ASSIGN(QParams q, readQParams(ctx, n.input(5), n.input(6), n.input(8), n.input(9), false));
+  OXPORT_ASSIGN(QParams q, readQParams(ctx, args.in("scale", 5), args.in("zero_point", 6), args.in("quant_min", 8), args.in("quant_max", 9), false));
   bool per_row = false;
   if (n.inputs.size() > 11) {
-    OXPORT_ASSIGN(per_row, ctx.constBool(n.input(11)));
+    OXPORT_ASSIGN(per_row, ctx.constBool(args.in("per_row_fake_quant", 11)));
   }
   if (per_row) {
-    OXPORT_ASSIGN(q.axis, channelAxis(ctx, n, n.input(10), n.input(0)));
+    OXPORT_ASSIGN(q.axis, channelAxis(ctx, n, args.in("ch_axis", 10), args.in("self", 0)));
   } else if (q.scale.size() != 1) {
     return ctx.error("bad-argument", "per-tensor fake quantization with several scales");
   }
-  OXPORT_ASSIGN(std::string y, emitFakeQuant(ctx, n.input(0), q));
+  OXPORT_ASSIGN(std::string y, emitFakeQuant(ctx, args.in("self", 0), q));
   return bindOut(ctx, n, y);
 }
 
@@ -257,28 +262,31 @@ Status convertFusedObsFakeQuant(Context& ctx, const Node& n) {
 constexpr int64_t kQUInt8 = 13, kQInt8 = 12;  // c10::ScalarType numbers
 
 Status convertQuantizePerTensor(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
   if (ctx.opset() < 10) return ctx.needsOpset(10, "quantize_per_tensor (QuantizeLinear)");
-  OXPORT_ASSIGN(double s, ctx.constDouble(n.input(1)));
-  OXPORT_ASSIGN(int64_t z, ctx.constInt(n.input(2)));
-  OXPORT_ASSIGN(int64_t dt, ctx.constInt(n.input(3)));
+  OXPORT_ASSIGN(double s, ctx.constDouble(args.in("scale", 1)));
+  OXPORT_ASSIGN(int64_t z, ctx.constInt(args.in("zero_point", 2)));
+  OXPORT_ASSIGN(int64_t dt, ctx.constInt(args.in("dtype", 3)));
   if (dt != kQUInt8 && dt != kQInt8)
     return ctx.error("unsupported-form", "quantize_per_tensor to a dtype other than quint8/qint8 has no ONNX form");
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  if (ctx.dtype(n.input(0)) != DType::Float32) x = ctx.cast(x, DType::Float32);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+  if (ctx.dtype(args.in("self", 0)) != DType::Float32) x = ctx.cast(x, DType::Float32);
   std::string scale = ctx.constScalar(s, DType::Float32);
   std::string zp = ctx.constScalar(static_cast<double>(z), dt == kQUInt8 ? DType::UInt8 : DType::Int8);
   return bindOut(ctx, n, ctx.emit1("QuantizeLinear", {x, scale, zp}));
 }
 
 Status convertDequantize(Context& ctx, const Node& n) {
-  const Node* p = n.input(0)->producer;
+  const Args args(ctx, n);
+  const Node* p = args.in("self", 0)->producer;
   if (!p || p->kind != "aten::quantize_per_tensor")
     return ctx.error("unsupported-form", "dequantize of a tensor not made by quantize_per_tensor in the graph",
                      "export the QAT (fake-quantized) model rather than the converted quantized one");
-  OXPORT_ASSIGN(double s, ctx.constDouble(p->input(1)));
-  OXPORT_ASSIGN(int64_t z, ctx.constInt(p->input(2)));
-  OXPORT_ASSIGN(int64_t dt, ctx.constInt(p->input(3)));
-  OXPORT_ASSIGN(std::string q, ctx.tensor(n.input(0)));
+  const Args quantize(ctx, *p);  // the quantize_per_tensor that made the input
+  OXPORT_ASSIGN(double s, quantize.constDouble("scale", 1));
+  OXPORT_ASSIGN(int64_t z, quantize.constInt("zero_point", 2));
+  OXPORT_ASSIGN(int64_t dt, quantize.constInt("dtype", 3));
+  OXPORT_ASSIGN(std::string q, ctx.tensor(args.in("self", 0)));
   std::string scale = ctx.constScalar(s, DType::Float32);
   std::string zp = ctx.constScalar(static_cast<double>(z), dt == kQUInt8 ? DType::UInt8 : DType::Int8);
   return bindOut(ctx, n, ctx.emit1("DequantizeLinear", {q, scale, zp}));

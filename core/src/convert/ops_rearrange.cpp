@@ -3,6 +3,7 @@
 // channel_shuffle, take_along_dim. Each is a few Slice/Gather/Transpose/Concat/Reshape nodes.
 #include <algorithm>
 
+#include "convert/args.h"
 #include "convert/registry.h"
 #include "convert/util.h"
 
@@ -27,12 +28,13 @@ std::string swapAxes(Context& ctx, const std::string& x, int rank, int64_t a, in
 
 // rot90(self, k=1, dims=[0, 1]), as PyTorch composes it from flip and transpose.
 Status convertRot90(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  const int rank = ctx.rank(n.input(0));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+  const int rank = ctx.rank(args.in("self", 0));
   int64_t k = 1;
   std::vector<int64_t> dims{0, 1};
-  if (n.inputs.size() > 1) { OXPORT_ASSIGN(k, ctx.constInt(n.input(1))); }
-  if (n.inputs.size() > 2) { OXPORT_ASSIGN(dims, ctx.constInts(n.input(2))); }
+  if (n.inputs.size() > 1) { OXPORT_ASSIGN(k, ctx.constInt(args.in("k", 1))); }
+  if (n.inputs.size() > 2) { OXPORT_ASSIGN(dims, ctx.constInts(args.in("dims", 2))); }
   if (dims.size() != 2 || rank < 2) return ctx.error("bad-argument", "rot90 needs two dims of a tensor of rank >= 2");
   const int64_t a = ctx.normDim(dims[0], rank), b = ctx.normDim(dims[1], rank);
   k = ((k % 4) + 4) % 4;
@@ -45,7 +47,8 @@ Status convertRot90(Context& ctx, const Node& n) {
 
 ConvertFn flipOne(int64_t axis) {
   return [axis](Context& ctx, const Node& n) -> Status {
-    OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+    const Args args(ctx, n);
+    OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
     return bindOut(ctx, n, flipAxis(ctx, x, axis));
   };
 }
@@ -62,7 +65,8 @@ std::string atLeast(Context& ctx, const std::string& x, int rank, int want) {
 
 ConvertFn atLeastOp(int want) {
   return [want](Context& ctx, const Node& n) -> Status {
-    const Value* in = n.input(0);
+    const Args args(ctx, n);
+    const Value* in = args.in({"self", "tensors"}, 0);
     if (in->type == ts::ValueType::List) {
       OXPORT_ASSIGN(auto xs, ctx.tensorList(in));
       OXPORT_ASSIGN(auto elems, ctx.listElements(in));
@@ -81,8 +85,9 @@ ConvertFn atLeastOp(int want) {
 enum class Stack { H, V, D, Column };
 ConvertFn stackOp(Stack kind) {
   return [kind](Context& ctx, const Node& n) -> Status {
-    OXPORT_ASSIGN(auto xs, ctx.tensorList(n.input(0)));
-    OXPORT_ASSIGN(auto elems, ctx.listElements(n.input(0)));
+    const Args args(ctx, n);
+    OXPORT_ASSIGN(auto xs, ctx.tensorList(args.in("tensors", 0)));
+    OXPORT_ASSIGN(auto elems, ctx.listElements(args.in("tensors", 0)));
     const DType dt = n.output(0)->meta.dtype;
     std::vector<std::string> parts;
     int out_rank = 0;
@@ -105,7 +110,8 @@ ConvertFn stackOp(Stack kind) {
 }
 
 Status convertRavel(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
   return bindOut(ctx, n, ctx.reshape(x, {-1}));
 }
 
@@ -113,8 +119,9 @@ Status convertRavel(Context& ctx, const Node& n) {
 // the pieces' sizes as the example run produced them.
 ConvertFn splitAlong(int64_t axis) {
   return [axis](Context& ctx, const Node& n) -> Status {
-    OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-    const int rank = ctx.rank(n.input(0));
+    const Args args(ctx, n);
+    OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+    const int rank = ctx.rank(args.in("self", 0));
     const int64_t dim = (axis == 1 && rank == 1) ? 0 : axis;
     std::vector<int64_t> sizes;
     for (const auto& m : n.output(0)->elem_meta) sizes.push_back(m.shape.at(static_cast<size_t>(dim)));
@@ -127,9 +134,10 @@ ConvertFn splitAlong(int64_t axis) {
 
 // channel_shuffle / native_channel_shuffle(self, groups): [N, g, C/g, *] -> [N, C/g, g, *].
 Status convertChannelShuffle(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  OXPORT_ASSIGN(int64_t groups, ctx.constInt(n.input(1)));
-  const auto& shape = ctx.meta(n.input(0)).shape;
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+  OXPORT_ASSIGN(int64_t groups, ctx.constInt(args.in("groups", 1)));
+  const auto& shape = ctx.meta(args.in("self", 0)).shape;
   if (shape.size() < 3 || groups <= 0 || shape[1] % groups != 0)
     return ctx.error("bad-argument", "channel_shuffle needs a tensor of rank >= 3 whose channels divide into the groups");
   std::string s = ctx.shapeOf(x);
@@ -141,15 +149,16 @@ Status convertChannelShuffle(Context& ctx, const Node& n) {
 // take_along_dim(self, indices, dim=None): GatherElements (flattened when dim is None); indices
 // broadcast against self except along dim.
 Status convertTakeAlongDim(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
   if (ctx.opset() < 11) return ctx.needsOpset(11, "take_along_dim (GatherElements)");
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  OXPORT_ASSIGN(std::string idx, ctx.tensorOfType(n.input(1), DType::Int64));
-  const bool flat = n.inputs.size() < 3 || ctx.isNone(n.input(2));
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+  OXPORT_ASSIGN(std::string idx, ctx.tensorOfType(args.in("indices", 1), DType::Int64));
+  const bool flat = n.inputs.size() < 3 || ctx.isNone(args.in("dim", 2));
   if (flat)
     return bindOut(ctx, n, ctx.emit1("GatherElements", {ctx.reshape(x, {-1}), ctx.reshape(idx, {-1})}, {attrInt("axis", 0)}));
-  OXPORT_ASSIGN(int64_t dim, ctx.constInt(n.input(2)));
-  const auto& xs = ctx.meta(n.input(0)).shape;
-  const auto& is = ctx.meta(n.input(1)).shape;
+  OXPORT_ASSIGN(int64_t dim, ctx.constInt(args.in("dim", 2)));
+  const auto& xs = ctx.meta(args.in("self", 0)).shape;
+  const auto& is = ctx.meta(args.in("indices", 1)).shape;
   const int rank = static_cast<int>(xs.size());
   dim = ctx.normDim(dim, rank);
   if (is.size() != xs.size())

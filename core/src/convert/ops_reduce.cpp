@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "convert/args.h"
 #include "convert/registry.h"
 #include "convert/util.h"
 
@@ -48,7 +49,8 @@ Result<std::vector<int64_t>> reducedAxes(Context& ctx, const Value* dim, int ran
 }
 
 Result<bool> keepdimArg(Context& ctx, const Node& n) {
-  const Value* k = namedArg(n, "keepdim");
+  const Args args(ctx, n);
+  const Value* k = args.optIn("keepdim");
   if (!k || ctx.isNone(k)) return false;
   return ctx.constBool(k);
 }
@@ -85,22 +87,23 @@ std::string meanOver(Context& ctx, const std::string& x, const std::vector<int64
 }
 
 // A reduction of a 0-d tensor is the tensor itself (in the output dtype).
-bool scalarInput(Context& ctx, const Node& n) { return ctx.rank(n.input(0)) == 0; }
+bool scalarInput(Context& ctx, const Node& n) { return ctx.rank(Args(ctx, n).in("self", 0)) == 0; }
 
 // sum / mean / prod (all overloads: full, dim list or single dim, keepdim, dtype).
 ConvertFn reduceSimple(const std::string& op) {
   return [op](Context& ctx, const Node& n) -> Status {
+    const Args args(ctx, n);
     const DType out = n.output(0)->meta.dtype;
-    OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-    const DType in = ctx.dtype(n.input(0));
+    OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+    const DType in = ctx.dtype(args.in("self", 0));
     if (scalarInput(ctx, n)) return bindOut(ctx, n, ctx.emit1("Identity", {castIf(ctx, x, in, out)}));
-    OXPORT_ASSIGN(auto axes, reducedAxes(ctx, namedArg(n, "dim"), ctx.rank(n.input(0))));
+    OXPORT_ASSIGN(auto axes, reducedAxes(ctx, args.optIn("dim"), ctx.rank(args.in("self", 0))));
     OXPORT_ASSIGN(bool keepdim, keepdimArg(ctx, n));
     // Promote first (sum(int8) is int64, sum(x, dtype=float64) accumulates in float64).
     std::string xin = castIf(ctx, x, in, out);
-    if (op == "ReduceMean" && isFloating(out) && reducesNothing(ctx.meta(n.input(0)).shape, axes)) {
+    if (op == "ReduceMean" && isFloating(out) && reducesNothing(ctx.meta(args.in("self", 0)).shape, axes)) {
       const DType work = workType(out);
-      std::string m = meanOver(ctx, castIf(ctx, xin, out, work), ctx.meta(n.input(0)).shape, axes, keepdim, work);
+      std::string m = meanOver(ctx, castIf(ctx, xin, out, work), ctx.meta(args.in("self", 0)).shape, axes, keepdim, work);
       return bindOut(ctx, n, castIf(ctx, m, work, out));
     }
     return bindOut(ctx, n, reduceTyped(ctx, op, xin, out, out, axes, keepdim));
@@ -110,10 +113,11 @@ ConvertFn reduceSimple(const std::string& op) {
 // amax / amin (dim=[] is every axis).
 ConvertFn reduceExtreme(bool is_max) {
   return [is_max](Context& ctx, const Node& n) -> Status {
-    const DType dt = ctx.dtype(n.input(0));
-    OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+    const Args args(ctx, n);
+    const DType dt = ctx.dtype(args.in("self", 0));
+    OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
     if (scalarInput(ctx, n)) return bindOut(ctx, n, ctx.emit1("Identity", {x}));
-    OXPORT_ASSIGN(auto axes, reducedAxes(ctx, namedArg(n, "dim"), ctx.rank(n.input(0))));
+    OXPORT_ASSIGN(auto axes, reducedAxes(ctx, args.optIn("dim"), ctx.rank(args.in("self", 0))));
     OXPORT_ASSIGN(bool keepdim, keepdimArg(ctx, n));
     return bindOut(ctx, n, reduceTyped(ctx, is_max ? "ReduceMax" : "ReduceMin", x, dt, dt, axes, keepdim));
   };
@@ -133,11 +137,12 @@ std::string argExtreme(Context& ctx, bool is_max, const std::string& x, DType dt
 // argmax/argmin(self, dim=None, keepdim=False)
 ConvertFn convertArgExtreme(bool is_max) {
   return [is_max](Context& ctx, const Node& n) -> Status {
-    const DType dt = ctx.dtype(n.input(0));
-    const int rank = ctx.rank(n.input(0));
-    OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+    const Args args(ctx, n);
+    const DType dt = ctx.dtype(args.in("self", 0));
+    const int rank = ctx.rank(args.in("self", 0));
+    OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
     OXPORT_ASSIGN(bool keepdim, keepdimArg(ctx, n));
-    const Value* dim = namedArg(n, "dim");
+    const Value* dim = args.optIn("dim");
     if (rank == 0 || !dim || ctx.isNone(dim)) {
       // Over the flattened tensor; keepdim gives a shape of ones.
       std::string flat = ctx.reshape(x, {-1});
@@ -162,21 +167,24 @@ std::string extremum2(Context& ctx, bool is_max, const std::string& a, const std
 // max/min: max(x) full reduction, max(x, dim, keepdim) -> (values, indices), max(x, other).
 ConvertFn convertMaxMin(bool is_max) {
   return [is_max](Context& ctx, const Node& n) -> Status {
-    const DType dt = ctx.dtype(n.input(0));
+    const Args args(ctx, n);
+    const DType dt = ctx.dtype(args.in("self", 0));
     const std::string reduce_op = is_max ? "ReduceMax" : "ReduceMin";
-    OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+    OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
     if (n.inputs.size() == 1) {
       if (scalarInput(ctx, n)) return bindOut(ctx, n, ctx.emit1("Identity", {x}));
       return bindOut(ctx, n, reduceTyped(ctx, reduce_op, x, dt, dt, {}, false));
     }
-    if (n.inputs.size() == 2 && n.input(1)->isTensor()) {
-      OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {0, 1}));
+    // max.other(self, other); without names, two inputs are that form
+    const Value* other = args.optIn("other", n.inputs.size() == 2 ? 1 : Args::kByName);
+    if (other && other->isTensor()) {
+      OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {args.in("self", 0), other}));
       return bindOut(ctx, n, extremum2(ctx, is_max, ins[0], ins[1], n.output(0)->meta.dtype));
     }
     // max.dim(self, dim, keepdim)
-    OXPORT_ASSIGN(int64_t d, ctx.constInt(n.input(1)));
+    OXPORT_ASSIGN(int64_t d, args.constInt("dim", 1));
     OXPORT_ASSIGN(bool keepdim, keepdimArg(ctx, n));
-    const int rank = ctx.rank(n.input(0));
+    const int rank = ctx.rank(args.in("self", 0));
     if (rank == 0) {
       ctx.bind(n.output(0), ctx.emit1("Identity", {x}));
       ctx.bind(n.output(1), ctx.constScalar(0, DType::Int64));
@@ -191,9 +199,10 @@ ConvertFn convertMaxMin(bool is_max) {
 
 // aminmax(self, *, dim=None, keepdim=False) -> (min, max)
 Status convertAminmax(Context& ctx, const Node& n) {
-  const DType dt = ctx.dtype(n.input(0));
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  OXPORT_ASSIGN(auto axes, reducedAxes(ctx, namedArg(n, "dim"), ctx.rank(n.input(0))));
+  const Args args(ctx, n);
+  const DType dt = ctx.dtype(args.in("self", 0));
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+  OXPORT_ASSIGN(auto axes, reducedAxes(ctx, args.optIn("dim"), ctx.rank(args.in("self", 0))));
   OXPORT_ASSIGN(bool keepdim, keepdimArg(ctx, n));
   if (scalarInput(ctx, n)) {
     ctx.bind(n.output(0), ctx.emit1("Identity", {x}));
@@ -209,14 +218,15 @@ Status convertAminmax(Context& ctx, const Node& n) {
 // all = true, any = false as in PyTorch. The output dtype is bool (uint8 for uint8 inputs).
 ConvertFn convertAllAny(bool is_all) {
   return [is_all](Context& ctx, const Node& n) -> Status {
-    OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+    const Args args(ctx, n);
+    OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
     const DType out = n.output(0)->meta.dtype;
-    std::string b = castIf(ctx, x, ctx.dtype(n.input(0)), DType::Bool);
+    std::string b = castIf(ctx, x, ctx.dtype(args.in("self", 0)), DType::Bool);
     if (is_all) b = ctx.emit1("Not", {b});
     std::vector<int64_t> axes;
     bool keepdim = false;
     if (n.inputs.size() > 1) {
-      OXPORT_ASSIGN(axes, reducedAxes(ctx, namedArg(n, "dim"), ctx.rank(n.input(0))));
+      OXPORT_ASSIGN(axes, reducedAxes(ctx, args.optIn("dim"), ctx.rank(args.in("self", 0))));
       OXPORT_ASSIGN(keepdim, keepdimArg(ctx, n));
     }
     std::string count = reduceOver(ctx, "ReduceSum", ctx.cast(b, DType::Int64), axes, keepdim);
@@ -228,30 +238,32 @@ ConvertFn convertAllAny(bool is_all) {
 
 // count_nonzero(self, dim=None | int | int[])
 Status convertCountNonzero(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  OXPORT_ASSIGN(auto axes, reducedAxes(ctx, namedArg(n, "dim"), ctx.rank(n.input(0))));
-  std::string b = castIf(ctx, x, ctx.dtype(n.input(0)), DType::Bool);
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+  OXPORT_ASSIGN(auto axes, reducedAxes(ctx, args.optIn("dim"), ctx.rank(args.in("self", 0))));
+  std::string b = castIf(ctx, x, ctx.dtype(args.in("self", 0)), DType::Bool);
   return bindOut(ctx, n, reduceOver(ctx, "ReduceSum", ctx.cast(b, DType::Int64), axes, false));
 }
 
 // std/var/std_mean/var_mean (unbiased or correction, dim lists, keepdim).
 ConvertFn convertVariance(bool take_sqrt, bool with_mean) {
   return [take_sqrt, with_mean](Context& ctx, const Node& n) -> Status {
+    const Args args(ctx, n);
     const DType out = n.output(0)->meta.dtype;
-    OXPORT_ASSIGN(std::string x0, ctx.tensor(n.input(0)));
+    OXPORT_ASSIGN(std::string x0, ctx.tensor(args.in("self", 0)));
     const DType work = workType(out);
-    std::string x = castIf(ctx, x0, ctx.dtype(n.input(0)), work);
-    const int rank = ctx.rank(n.input(0));
-    OXPORT_ASSIGN(auto axes, reducedAxes(ctx, namedArg(n, "dim"), rank));
+    std::string x = castIf(ctx, x0, ctx.dtype(args.in("self", 0)), work);
+    const int rank = ctx.rank(args.in("self", 0));
+    OXPORT_ASSIGN(auto axes, reducedAxes(ctx, args.optIn("dim"), rank));
     OXPORT_ASSIGN(bool keepdim, keepdimArg(ctx, n));
     double correction = 1.0;
-    if (const Value* u = namedArg(n, "unbiased"); u && !ctx.isNone(u)) {
+    if (const Value* u = args.optIn("unbiased"); u && !ctx.isNone(u)) {
       OXPORT_ASSIGN(bool unbiased, ctx.constBool(u));
       correction = unbiased ? 1.0 : 0.0;
-    } else if (const Value* c = namedArg(n, "correction"); c && !ctx.isNone(c)) {
+    } else if (const Value* c = args.optIn("correction"); c && !ctx.isNone(c)) {
       OXPORT_ASSIGN(correction, ctx.constDouble(c));
     }
-    std::vector<int64_t> shape = ctx.meta(n.input(0)).shape;
+    std::vector<int64_t> shape = ctx.meta(args.in("self", 0)).shape;
     if (rank == 0) x = ctx.unsqueeze(x, {0});
     if (rank == 0) shape = {1};
     std::string mean_k = meanOver(ctx, x, shape, axes, true, work);
@@ -345,12 +357,13 @@ Result<std::string> normInput(Context& ctx, const Node& n) {
 
 // norm(self, p=2 | 'fro' | 'nuc', dim=None, keepdim=False, dtype=None) and linalg_vector_norm.
 Status convertNorm(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
   OXPORT_ASSIGN(std::string x, normInput(ctx, n));
-  const int rank = ctx.rank(n.input(0));
-  const Value* pv = namedArg(n, "p");
-  if (!pv) pv = namedArg(n, "ord");
+  const int rank = ctx.rank(args.in("self", 0));
+  const Value* pv = args.optIn("p");
+  if (!pv) pv = args.optIn("ord");
   OXPORT_ASSIGN(Ord ord, ordArg(ctx, pv));
-  OXPORT_ASSIGN(auto axes, reducedAxes(ctx, namedArg(n, "dim"), rank));
+  OXPORT_ASSIGN(auto axes, reducedAxes(ctx, args.optIn("dim"), rank));
   OXPORT_ASSIGN(bool keepdim, keepdimArg(ctx, n));
   if (ord.str == "fro") return bindOut(ctx, n, reduceOver(ctx, "ReduceL2", x, axes, keepdim));
   if (!ord.str.empty())
@@ -363,33 +376,36 @@ Status convertNorm(Context& ctx, const Node& n) {
 
 // frobenius_norm(self [, dim, keepdim])
 Status convertFrobenius(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
   OXPORT_ASSIGN(std::string x, normInput(ctx, n));
-  OXPORT_ASSIGN(auto axes, reducedAxes(ctx, namedArg(n, "dim"), ctx.rank(n.input(0))));
+  OXPORT_ASSIGN(auto axes, reducedAxes(ctx, args.optIn("dim"), ctx.rank(args.in("self", 0))));
   OXPORT_ASSIGN(bool keepdim, keepdimArg(ctx, n));
   return bindOut(ctx, n, reduceOver(ctx, "ReduceL2", x, axes, keepdim));
 }
 
 // linalg_matrix_norm(self, ord='fro' | number, dim=[-2, -1], keepdim=False, dtype=None)
 Status convertMatrixNorm(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
   OXPORT_ASSIGN(std::string x, normInput(ctx, n));
-  OXPORT_ASSIGN(Ord ord, ordArg(ctx, namedArg(n, "ord")));
+  OXPORT_ASSIGN(Ord ord, ordArg(ctx, args.optIn("ord")));
   if (ord.none) ord.str = "fro";
   std::vector<int64_t> dims{-2, -1};
-  if (const Value* d = namedArg(n, "dim"); d && !ctx.isNone(d)) { OXPORT_ASSIGN(dims, ctx.constInts(d)); }
+  if (const Value* d = args.optIn("dim"); d && !ctx.isNone(d)) { OXPORT_ASSIGN(dims, ctx.constInts(d)); }
   OXPORT_ASSIGN(bool keepdim, keepdimArg(ctx, n));
   OXPORT_ASSIGN(std::string r, matrixNorm(ctx, x, n.output(0)->meta.dtype, ord.str, ord.p, dims,
-                                          ctx.rank(n.input(0)), keepdim));
+                                          ctx.rank(args.in("self", 0)), keepdim));
   return bindOut(ctx, n, r);
 }
 
 // linalg_norm(self, ord=None, dim=None, keepdim=False, dtype=None): a vector norm for one dim (or a
 // 1-D input without dim), a matrix norm for two dims (or a 2-D input without dim).
 Status convertLinalgNorm(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
   OXPORT_ASSIGN(std::string x, normInput(ctx, n));
-  const int rank = ctx.rank(n.input(0));
-  OXPORT_ASSIGN(Ord ord, ordArg(ctx, namedArg(n, "ord")));
+  const int rank = ctx.rank(args.in("self", 0));
+  OXPORT_ASSIGN(Ord ord, ordArg(ctx, args.optIn("ord")));
   OXPORT_ASSIGN(bool keepdim, keepdimArg(ctx, n));
-  const Value* dv = namedArg(n, "dim");
+  const Value* dv = args.optIn("dim");
   const bool no_dim = !dv || ctx.isNone(dv);
   std::vector<int64_t> dims;
   if (!no_dim) { OXPORT_ASSIGN(dims, ctx.constInts(dv)); }
@@ -415,23 +431,25 @@ Status convertLinalgNorm(Context& ctx, const Node& n) {
 
 // logsumexp(self, dim, keepdim)
 Status convertLogsumexp(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x0, ctx.tensor(n.input(0)));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x0, ctx.tensor(args.in("self", 0)));
   const DType out = n.output(0)->meta.dtype;
-  std::string x = castIf(ctx, x0, ctx.dtype(n.input(0)), out);
+  std::string x = castIf(ctx, x0, ctx.dtype(args.in("self", 0)), out);
   if (scalarInput(ctx, n)) return bindOut(ctx, n, ctx.emit1("Identity", {x}));
-  OXPORT_ASSIGN(auto axes, reducedAxes(ctx, namedArg(n, "dim"), ctx.rank(n.input(0))));
+  OXPORT_ASSIGN(auto axes, reducedAxes(ctx, args.optIn("dim"), ctx.rank(args.in("self", 0))));
   OXPORT_ASSIGN(bool keepdim, keepdimArg(ctx, n));
   return bindOut(ctx, n, reduceOver(ctx, "ReduceLogSumExp", x, axes, keepdim));
 }
 
 // cumsum(self, dim, dtype=None): CumSum from opset 11.
 Status convertCumsum(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
   if (ctx.opset() < 11) return ctx.needsOpset(11, "cumsum (CumSum)");
-  OXPORT_ASSIGN(std::string x0, ctx.tensor(n.input(0)));
-  OXPORT_ASSIGN(int64_t d, ctx.constInt(n.input(1)));
+  OXPORT_ASSIGN(std::string x0, ctx.tensor(args.in("self", 0)));
+  OXPORT_ASSIGN(int64_t d, ctx.constInt(args.in("dim", 1)));
   const DType out = n.output(0)->meta.dtype;
-  const int rank = ctx.rank(n.input(0));
-  std::string x = castIf(ctx, x0, ctx.dtype(n.input(0)), workType(out));
+  const int rank = ctx.rank(args.in("self", 0));
+  std::string x = castIf(ctx, x0, ctx.dtype(args.in("self", 0)), workType(out));
   if (rank == 0) return bindOut(ctx, n, castIf(ctx, ctx.emit1("Identity", {x}), workType(out), out));
   std::string y = ctx.emit1("CumSum", {x, ctx.constInt64s({ctx.normDim(d, rank)}, true)});
   return bindOut(ctx, n, castIf(ctx, y, workType(out), out));

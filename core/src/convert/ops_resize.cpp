@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "convert/args.h"
 #include "convert/registry.h"
 #include "convert/util.h"
 
@@ -52,13 +53,14 @@ Result<std::string> onnxPads(Context& ctx, const Value* pad_v, int rank, std::ve
 
 // A Pad in the opset's form; mode "constant", "reflect" or "edge".
 Result<std::string> emitPad(Context& ctx, const Node& n, const std::string& mode, double value) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
   // PyTorch fills an integer tensor with the value converted to its dtype (1.5 -> 1, bool: != 0).
-  if (ctx.dtype(n.input(0)) == DType::Bool) value = value != 0 ? 1 : 0;
-  else if (!isFloating(ctx.dtype(n.input(0)))) value = std::trunc(value);
-  const int rank = ctx.rank(n.input(0));
+  if (ctx.dtype(args.in("self", 0)) == DType::Bool) value = value != 0 ? 1 : 0;
+  else if (!isFloating(ctx.dtype(args.in("self", 0)))) value = std::trunc(value);
+  const int rank = ctx.rank(args.in("self", 0));
   std::vector<int64_t> static_pads;
-  OXPORT_ASSIGN(std::string pads, onnxPads(ctx, n.input(1), rank, &static_pads));
+  OXPORT_ASSIGN(std::string pads, onnxPads(ctx, args.in({"pad", "padding"}, 1), rank, &static_pads));
   // Negative amounts crop. ONNX Runtime's Pad gets a dim cropped at one end and padded at the
   // other wrong, so a static crop is a Slice first and the Pad then only adds.
   bool negative = false;
@@ -83,7 +85,7 @@ Result<std::string> emitPad(Context& ctx, const Node& n, const std::string& mode
       if (p < 0 && mode != "constant") return ctx.needsOpset(11, "negative reflect/replicate padding");
     // Pad-2 takes only floating tensors: others go through float64, which holds every value of
     // the narrower integer types; int64 might not round-trip, so it needs Pad-11.
-    const DType dt = ctx.dtype(n.input(0));
+    const DType dt = ctx.dtype(args.in("self", 0));
     const bool via_double = !isFloating(dt);
     if (dt == DType::Int64) return ctx.needsOpset(11, "padding an int64 tensor (Pad-2 takes only floating types)");
     std::vector<Attribute> attrs{attrInts("pads", static_pads), attrString("mode", mode)};
@@ -92,15 +94,16 @@ Result<std::string> emitPad(Context& ctx, const Node& n, const std::string& mode
     return ctx.cast(ctx.emit1("Pad", {ctx.cast(x, DType::Float64)}, std::move(attrs)), dt);
   }
   std::vector<std::string> in{x, pads};
-  if (mode == "constant") in.push_back(ctx.constScalar(value, ctx.dtype(n.input(0))));
+  if (mode == "constant") in.push_back(ctx.constScalar(value, ctx.dtype(args.in("self", 0))));
   return ctx.emit1("Pad", in, {attrString("mode", mode)});
 }
 
 // Circular padding: per padded dim, the tail slice in front and the head slice behind.
 Result<std::string> circularPad(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  const int rank = ctx.rank(n.input(0));
-  OXPORT_ASSIGN(auto pad, ctx.constInts(n.input(1)));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+  const int rank = ctx.rank(args.in("self", 0));
+  OXPORT_ASSIGN(auto pad, ctx.constInts(args.in({"pad", "padding"}, 1)));
   std::string y = x;
   for (size_t i = 0; i < pad.size() / 2; ++i) {
     const int64_t d = rank - 1 - static_cast<int64_t>(i);
@@ -117,18 +120,20 @@ Result<std::string> circularPad(Context& ctx, const Node& n) {
 
 // constant_pad_nd(self, pad, value)
 Status convertConstantPad(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
   double value = 0;
-  if (n.inputs.size() > 2 && !ctx.isNone(n.input(2))) { OXPORT_ASSIGN(value, ctx.constDouble(n.input(2))); }
+  if (args.has("value", 2)) { OXPORT_ASSIGN(value, ctx.constDouble(args.in("value", 2))); }
   OXPORT_ASSIGN(std::string out, emitPad(ctx, n, "constant", value));
   return bindOut(ctx, n, out);
 }
 
 // pad(self, pad, mode, value)
 Status convertPad(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
   std::string mode = "constant";
-  if (n.inputs.size() > 2 && !ctx.isNone(n.input(2))) { OXPORT_ASSIGN(mode, ctx.constString(n.input(2))); }
+  if (args.has("mode", 2)) { OXPORT_ASSIGN(mode, ctx.constString(args.in("mode", 2))); }
   double value = 0;
-  if (n.inputs.size() > 3 && !ctx.isNone(n.input(3))) { OXPORT_ASSIGN(value, ctx.constDouble(n.input(3))); }
+  if (args.has("value", 3)) { OXPORT_ASSIGN(value, ctx.constDouble(args.in("value", 3))); }
   std::string out;
   if (mode == "constant") { OXPORT_ASSIGN(out, emitPad(ctx, n, "constant", value)); }
   else if (mode == "reflect") { OXPORT_ASSIGN(out, emitPad(ctx, n, "reflect", 0)); }
@@ -140,6 +145,7 @@ Status convertPad(Context& ctx, const Node& n) {
 
 ConvertFn padMode(const std::string& mode) {
   return [mode](Context& ctx, const Node& n) -> Status {
+    const Args args(ctx, n);
     std::string out;
     if (mode == "circular") { OXPORT_ASSIGN(out, circularPad(ctx, n)); }
     else { OXPORT_ASSIGN(out, emitPad(ctx, n, mode, 0)); }
@@ -153,7 +159,7 @@ ConvertFn padMode(const std::string& mode) {
 // pixel whose centre is nearest, which is ONNX's half_pixel with round_prefer_ceil.
 enum class Interp { Nearest, NearestExact, Linear, Cubic };
 
-// A Resize of n.input(0) (rank spatial + 2) to `out_sizes` (a 1-D int64 tensor of the spatial
+// A Resize of the input (rank spatial + 2) to `out_sizes` (a 1-D int64 tensor of the spatial
 // sizes) or, when that is empty, by `scales` (one per spatial dim), in the opset's form.
 Status emitResize(Context& ctx, const Node& n, Interp interp, int spatial, bool align, std::string out_sizes,
                   std::vector<double> scales) {
@@ -235,13 +241,14 @@ Status emitResize(Context& ctx, const Node& n, Interp interp, int spatial, bool 
 // size when given (it wins in PyTorch), else the scale factors.
 ConvertFn upsampleOp(Interp interp, int spatial) {
   return [interp, spatial](Context& ctx, const Node& n) -> Status {
+    const Args args(ctx, n);
     bool align = false;
     size_t scale_at = 2;
     if (interp != Interp::Nearest && interp != Interp::NearestExact) {
-      OXPORT_ASSIGN(align, ctx.constBool(n.input(2)));
+      OXPORT_ASSIGN(align, ctx.constBool(args.in("align_corners", 2)));
       scale_at = 3;
     }
-    const Value* size_v = n.input(1);
+    const Value* size_v = args.in("output_size", 1);
     std::vector<double> scales;
     std::string sizes;
     if (ctx.isNone(size_v)) {
@@ -268,17 +275,18 @@ ConvertFn upsampleOp(Interp interp, int spatial) {
 // align_corners, recompute_scale_factor, antialias): what a scripted F.interpolate can record.
 // With recompute_scale_factor (or None) the size is floor(input size * scale), as PyTorch computes it.
 Status convertInterpolate(Context& ctx, const Node& n) {
-  const int rank = ctx.rank(n.input(0));
+  const Args args(ctx, n);
+  const int rank = ctx.rank(args.in("input", 0));
   const int spatial = rank - 2;
   if (spatial < 1 || spatial > 3) return ctx.error("unsupported-form", "interpolating a tensor of rank " + std::to_string(rank));
   std::string mode = "nearest";
-  if (n.inputs.size() > 3 && !ctx.isNone(n.input(3))) { OXPORT_ASSIGN(mode, ctx.constString(n.input(3))); }
+  if (args.has("mode", 3)) { OXPORT_ASSIGN(mode, ctx.constString(args.in("mode", 3))); }
   // The builtin keeps interpolate's pre-1.5 behaviour: unless recompute_scale_factor is False,
   // a scale factor gives the output size and the coordinates follow from that size.
   bool align = false, recompute = true, antialias = false;
-  if (n.inputs.size() > 4 && !ctx.isNone(n.input(4))) { OXPORT_ASSIGN(align, ctx.constBool(n.input(4))); }
-  if (n.inputs.size() > 5 && !ctx.isNone(n.input(5))) { OXPORT_ASSIGN(recompute, ctx.constBool(n.input(5))); }
-  if (n.inputs.size() > 6 && !ctx.isNone(n.input(6))) { OXPORT_ASSIGN(antialias, ctx.constBool(n.input(6))); }
+  if (args.has("align_corners", 4)) { OXPORT_ASSIGN(align, ctx.constBool(args.in("align_corners", 4))); }
+  if (args.has("recompute_scale_factor", 5)) { OXPORT_ASSIGN(recompute, ctx.constBool(args.in("recompute_scale_factor", 5))); }
+  if (args.has("antialias", 6)) { OXPORT_ASSIGN(antialias, ctx.constBool(args.in("antialias", 6))); }
   Interp interp;
   if (mode == "nearest") interp = Interp::Nearest;
   else if (mode == "nearest-exact") interp = Interp::NearestExact;
@@ -289,8 +297,8 @@ Status convertInterpolate(Context& ctx, const Node& n) {
     return ctx.error("unsupported-form", "interpolate mode '" + mode + "' for " + std::to_string(spatial) + "-D input",
                      "use nearest, nearest-exact, (bi/tri)linear or bicubic");
   if (antialias) return ctx.error("unsupported-form", "interpolate with antialias=True has no ONNX Resize form");
-  const Value* size_v = n.input(1);
-  const Value* scale_v = n.inputs.size() > 2 ? n.input(2) : nullptr;
+  const Value* size_v = args.in("size", 1);
+  const Value* scale_v = args.optIn("scale_factor", 2);
   std::string sizes;
   std::vector<double> scales;
   if (!ctx.isNone(size_v)) {
@@ -316,7 +324,7 @@ Status convertInterpolate(Context& ctx, const Node& n) {
                                            std::to_string(spatial) + " spatial dims");
     if (recompute) {
       // floor(size * scale) in float64, as PyTorch (its scales then follow from the sizes).
-      OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+      OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("input", 0)));
       std::string in = ctx.cast(ctx.slice(ctx.shapeOf(x), {2}, {kInt64Max}, {0}), DType::Float64);
       std::string f = ctx.constant(HostTensor::fromVector<double>(DType::Float64, {spatial}, scales));
       sizes = ctx.cast(ctx.emit1("Floor", {ctx.emit1("Mul", {in, f})}), DType::Int64);
@@ -391,7 +399,8 @@ std::string fetch(Context& ctx, const SampleGrid& sg, const std::string& xi, con
 
 Status gridSampleComposed(Context& ctx, const Node& n, std::string x, std::string grid, int64_t mode, int64_t padding,
                           bool align) {
-  const DType dt = ctx.dtype(n.input(0));
+  const Args args(ctx, n);
+  const DType dt = ctx.dtype(args.in("input", 0));
   if (!isFloating(dt)) return ctx.error("unsupported-form", "grid_sample of a non-floating-point input");
   if (mode == 2)
     return ctx.needsOpset(16, "grid_sample with mode='bicubic' (GridSample)");
@@ -428,22 +437,23 @@ Status gridSampleComposed(Context& ctx, const Node& n, std::string x, std::strin
 }
 
 Status convertGridSampler(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  OXPORT_ASSIGN(std::string grid, ctx.tensor(n.input(1)));
-  OXPORT_ASSIGN(int64_t mode, ctx.constInt(n.input(2)));
-  OXPORT_ASSIGN(int64_t padding, ctx.constInt(n.input(3)));
-  OXPORT_ASSIGN(bool align, ctx.constBool(n.input(4)));
-  if (ctx.rank(n.input(0)) != 4)
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("input", 0)));
+  OXPORT_ASSIGN(std::string grid, ctx.tensor(args.in("grid", 1)));
+  OXPORT_ASSIGN(int64_t mode, ctx.constInt(args.in("interpolation_mode", 2)));
+  OXPORT_ASSIGN(int64_t padding, ctx.constInt(args.in("padding_mode", 3)));
+  OXPORT_ASSIGN(bool align, ctx.constBool(args.in("align_corners", 4)));
+  if (ctx.rank(args.in("input", 0)) != 4)
     return ctx.error("unsupported-form",
-                     "grid_sample of a " + std::to_string(ctx.rank(n.input(0))) + "-D input; ONNX's GridSample up to "
+                     "grid_sample of a " + std::to_string(ctx.rank(args.in("input", 0))) + "-D input; ONNX's GridSample up to "
                      "opset 17 samples 4-D (N, C, H, W) inputs",
                      "sample each depth slice as 4-D, or export with operator_export_type ONNX_FALLTHROUGH to keep the op");
   static const char* kModes[] = {"bilinear", "nearest", "bicubic"};
   static const char* kPadding[] = {"zeros", "border", "reflection"};
   if (mode < 0 || mode > 2 || padding < 0 || padding > 2)
     return ctx.error("bad-argument", "grid_sampler mode " + std::to_string(mode) + " / padding " + std::to_string(padding));
-  const DType dt = ctx.dtype(n.input(0));
-  if (ctx.dtype(n.input(1)) != dt) grid = ctx.cast(grid, dt);
+  const DType dt = ctx.dtype(args.in("input", 0));
+  if (ctx.dtype(args.in("grid", 1)) != dt) grid = ctx.cast(grid, dt);
   if (ctx.opset() < 16) return gridSampleComposed(ctx, n, x, grid, mode, padding, align);
   return bindOut(ctx, n, ctx.emit1("GridSample", {x, grid},
                                    {attrString("mode", kModes[mode]), attrString("padding_mode", kPadding[padding]),
@@ -454,12 +464,13 @@ Status convertGridSampler(Context& ctx, const Node& n) {
 // (x, y[, z], 1) over the output's spatial size (a constant), times theta^T: [N, H, W, 2] or
 // [N, D, H, W, 3]. Every opset.
 Status convertAffineGrid(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string theta, ctx.tensor(n.input(0)));
-  OXPORT_ASSIGN(auto size, ctx.constInts(n.input(1)));
-  OXPORT_ASSIGN(bool align, ctx.constBool(n.input(2)));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string theta, ctx.tensor(args.in("theta", 0)));
+  OXPORT_ASSIGN(auto size, ctx.constInts(args.in("size", 1)));
+  OXPORT_ASSIGN(bool align, ctx.constBool(args.in("align_corners", 2)));
   if (size.size() != 4 && size.size() != 5)
     return ctx.error("bad-argument", "affine_grid needs a size of 4 (N, C, H, W) or 5 (N, C, D, H, W)");
-  const DType dt = ctx.dtype(n.input(0));
+  const DType dt = ctx.dtype(args.in("theta", 0));
   auto coords = [align](int64_t steps) {
     std::vector<double> v(static_cast<size_t>(steps), 0.0);
     if (steps <= 1) return v;  // PyTorch: a single step sits at 0

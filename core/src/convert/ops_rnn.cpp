@@ -6,6 +6,7 @@
 // i, o, f, c and z, r, h. GRU's n gate applies r after the hidden product (linear_before_reset=1).
 #include <cstring>
 
+#include "convert/args.h"
 #include "convert/registry.h"
 #include "convert/util.h"
 
@@ -107,11 +108,12 @@ Status packedUsersOnly(Context& ctx, const Value* v, const std::string& what) {
 // layout: data stays the padded tensor, time-major; batch_sizes[t] = #{b : lengths[b] > t} for
 // t < max(lengths), so that size(batch_sizes, 0) and batch_sizes[0] read as in PyTorch.
 Status convertPackPadded(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  OXPORT_ASSIGN(std::string lengths, ctx.tensorOfType(n.input(1), DType::Int64));
-  OXPORT_ASSIGN(bool batch_first, ctx.constBool(n.input(2)));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("input", 0)));
+  OXPORT_ASSIGN(std::string lengths, ctx.tensorOfType(args.in("lengths", 1), DType::Int64));
+  OXPORT_ASSIGN(bool batch_first, ctx.constBool(args.in("batch_first", 2)));
   OXPORT_TRY(packedUsersOnly(ctx, n.output(0), "the packed sequence's data"));
-  const int rank = ctx.rank(n.input(0));
+  const int rank = ctx.rank(args.in("input", 0));
   if (batch_first) {
     std::vector<int64_t> perm{1, 0};
     for (int i = 2; i < rank; ++i) perm.push_back(i);
@@ -130,12 +132,13 @@ Status convertPackPadded(Context& ctx, const Node& n) {
 // (padded, lengths): the RNN's time-major output, cut to total_length steps, padding_value past
 // each sequence's end.
 Status convertPadPacked(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string y, ctx.tensor(n.input(0)));
-  OXPORT_ASSIGN(std::string bs, ctx.tensor(n.input(1)));
-  OXPORT_ASSIGN(bool batch_first, ctx.constBool(n.input(2)));
-  OXPORT_ASSIGN(double pad, ctx.constDouble(n.input(3)));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string y, ctx.tensor(args.in("data", 0)));
+  OXPORT_ASSIGN(std::string bs, ctx.tensor(args.in("batch_sizes", 1)));
+  OXPORT_ASSIGN(bool batch_first, ctx.constBool(args.in("batch_first", 2)));
+  OXPORT_ASSIGN(double pad, ctx.constDouble(args.in("padding_value", 3)));
   std::string steps = dimSize(ctx, bs, 0);
-  if (!ctx.isNone(n.input(4))) { OXPORT_ASSIGN(steps, ctx.tensorOfType(n.input(4), DType::Int64)); }
+  if (!ctx.isNone(args.in("total_length", 4))) { OXPORT_ASSIGN(steps, ctx.tensorOfType(args.in("total_length", 4), DType::Int64)); }
   // The first `steps` time steps (a Gather, so that opset 9 takes a dynamic count too).
   y = ctx.emit1("Gather", {y, arangeOf(ctx, ctx.reshape(steps, {1}))}, {attrInt("axis", 0)});
   std::string lengths = lengthsFromBatchSizes(ctx, bs, dimSize(ctx, y, 1));
@@ -283,19 +286,20 @@ struct CellProducts {
 };
 
 Result<CellProducts> cellProducts(Context& ctx, const Node& n, const Value* hx) {
+  const Args args(ctx, n);
   CellProducts p;
-  p.unbatched = ctx.rank(n.input(0)) == 1;
-  p.hidden = ctx.meta(n.input(3)).shape.at(1);
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  p.unbatched = ctx.rank(args.in("input", 0)) == 1;
+  p.hidden = ctx.meta(args.in("w_hh", 3)).shape.at(1);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("input", 0)));
   OXPORT_ASSIGN(p.h, ctx.tensor(hx));
   if (p.unbatched) {
     x = ctx.unsqueeze(x, {0});
     p.h = ctx.unsqueeze(p.h, {0});
   }
-  const Value* b_ih = n.inputs.size() > 4 ? n.input(4) : nullptr;
-  const Value* b_hh = n.inputs.size() > 5 ? n.input(5) : nullptr;
-  OXPORT_ASSIGN(p.gi, linearT(ctx, x, n.input(2), b_ih));
-  OXPORT_ASSIGN(p.gh, linearT(ctx, p.h, n.input(3), b_hh));
+  const Value* b_ih = args.optIn("b_ih", 4);
+  const Value* b_hh = args.optIn("b_hh", 5);
+  OXPORT_ASSIGN(p.gi, linearT(ctx, x, args.in("w_ih", 2), b_ih));
+  OXPORT_ASSIGN(p.gh, linearT(ctx, p.h, args.in("w_hh", 3), b_hh));
   return p;
 }
 
@@ -305,7 +309,8 @@ std::string batchless(Context& ctx, const CellProducts& p, const std::string& y)
 
 // lstm_cell(input, hx[h, c], w_ih, w_hh, b_ih, b_hh) -> (h', c')
 Status convertLstmCell(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(auto hx, ctx.listElements(n.input(1)));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(auto hx, ctx.listElements(args.in("hx", 1)));
   if (hx.size() != 2) return ctx.error("bad-argument", "lstm_cell: hx must hold h and c");
   OXPORT_ASSIGN(CellProducts p, cellProducts(ctx, n, hx[0]));
   OXPORT_ASSIGN(std::string c, ctx.tensor(hx[1]));
@@ -325,7 +330,8 @@ Status convertLstmCell(Context& ctx, const Node& n) {
 
 // gru_cell(input, hx, w_ih, w_hh, b_ih, b_hh) -> h'
 Status convertGruCell(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(CellProducts p, cellProducts(ctx, n, n.input(1)));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(CellProducts p, cellProducts(ctx, n, args.in("hx", 1)));
   auto gi = ctx.split(p.gi, 1, std::vector<int64_t>(3, p.hidden));
   auto gh = ctx.split(p.gh, 1, std::vector<int64_t>(3, p.hidden));
   std::string r = ctx.emit1("Sigmoid", {ctx.emit1("Add", {gi[0], gh[0]})});
@@ -339,7 +345,8 @@ Status convertGruCell(Context& ctx, const Node& n) {
 // rnn_tanh_cell / rnn_relu_cell(input, hx, w_ih, w_hh, b_ih, b_hh) -> h'
 ConvertFn simpleCell(const char* activation) {
   return [activation](Context& ctx, const Node& n) -> Status {
-    OXPORT_ASSIGN(CellProducts p, cellProducts(ctx, n, n.input(1)));
+    const Args args(ctx, n);
+    OXPORT_ASSIGN(CellProducts p, cellProducts(ctx, n, args.in("hx", 1)));
     std::string h2 = ctx.emit1(activation, {ctx.emit1("Add", {p.gi, p.gh})});
     return bindOut(ctx, n, batchless(ctx, p, h2));
   };

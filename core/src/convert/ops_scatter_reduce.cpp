@@ -17,6 +17,7 @@
 #include <limits>
 #include <optional>
 
+#include "convert/args.h"
 #include "convert/registry.h"
 #include "convert/util.h"
 
@@ -148,7 +149,7 @@ Status emitScatterReduce(Context& ctx, const Node& n, bool index_reduce) {
   if (index_reduce && *red == Reduce::Sum)
     return ctx.error("unsupported-form", "index_reduce reduce='sum'", "use index_add");
   bool include_self = true;
-  if (const Value* inc = namedArg(n, "include_self"); inc && !ctx.isNone(inc)) { OXPORT_ASSIGN(include_self, ctx.constBool(inc)); }
+  if (const Value* inc = Args(ctx, n).optIn("include_self"); inc && !ctx.isNone(inc)) { OXPORT_ASSIGN(include_self, ctx.constBool(inc)); }
   OXPORT_ASSIGN(std::string self0, ctx.tensor(self_v));
   OXPORT_ASSIGN(std::string idx, ctx.tensor(n.input(2)));
   OXPORT_ASSIGN(std::string src0, ctx.tensorOfType(n.input(3), dt));

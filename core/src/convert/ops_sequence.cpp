@@ -195,6 +195,12 @@ Status needSequences(Context& ctx) {
   return okStatus();
 }
 
+// The ONNX sequence holding list l, for a list op whose list or index is not known at export time.
+Result<std::string> dynamicSequence(Context& ctx, const Value* l) {
+  OXPORT_TRY(needSequences(ctx));
+  return ctx.sequence(l, listElemDType(l));
+}
+
 Status convertAppend(Context& ctx, const Node& n) {
   const Value* l = n.input(0);
   const Value* x = n.input(1);
@@ -203,8 +209,7 @@ Status convertAppend(Context& ctx, const Node& n) {
     ctx.bindListValues(n.output(0), *elems);
     return okStatus();
   }
-  OXPORT_TRY(needSequences(ctx));
-  OXPORT_ASSIGN(std::string seq, ctx.sequence(l, listElemDType(l)));
+  OXPORT_ASSIGN(std::string seq, dynamicSequence(ctx, l));
   OXPORT_ASSIGN(std::string t, ctx.tensor(x));
   ctx.bindSequence(n.output(0), ctx.emit1("SequenceInsert", {seq, t}));
   return okStatus();
@@ -220,8 +225,7 @@ Status convertInsert(Context& ctx, const Node& n) {
     ctx.bindListValues(n.output(0), *elems);
     return okStatus();
   }
-  OXPORT_TRY(needSequences(ctx));
-  OXPORT_ASSIGN(std::string seq, ctx.sequence(l, listElemDType(l)));
+  OXPORT_ASSIGN(std::string seq, dynamicSequence(ctx, l));
   OXPORT_ASSIGN(std::string t, ctx.tensor(n.input(2)));
   OXPORT_ASSIGN(std::string p, position(ctx, n.input(1)));
   ctx.bindSequence(n.output(0), ctx.emit1("SequenceInsert", {seq, t, p}));
@@ -249,8 +253,7 @@ Status convertPop(Context& ctx, const Node& n) {
     ctx.bind(n.output(1), t);
     return okStatus();
   }
-  OXPORT_TRY(needSequences(ctx));
-  OXPORT_ASSIGN(std::string seq, ctx.sequence(l, listElemDType(l)));
+  OXPORT_ASSIGN(std::string seq, dynamicSequence(ctx, l));
   OXPORT_ASSIGN(std::string p, position(ctx, n.input(1)));
   ctx.bind(n.output(1), ctx.emit1("SequenceAt", {seq, p}));
   ctx.bindSequence(n.output(0), ctx.emit1("SequenceErase", {seq, p}));
@@ -266,8 +269,7 @@ Status convertSet(Context& ctx, const Node& n) {
     ctx.bindListValues(n.output(0), *elems);
     return okStatus();
   }
-  OXPORT_TRY(needSequences(ctx));
-  OXPORT_ASSIGN(std::string seq, ctx.sequence(l, listElemDType(l)));
+  OXPORT_ASSIGN(std::string seq, dynamicSequence(ctx, l));
   OXPORT_ASSIGN(std::string p, frontPosition(ctx, n.input(1), seq));
   OXPORT_ASSIGN(std::string t, ctx.tensor(n.input(2)));
   std::string erased = ctx.emit1("SequenceErase", {seq, p});
@@ -284,8 +286,7 @@ Status convertDelete(Context& ctx, const Node& n) {
     ctx.bindListValues(n.output(0), *elems);
     return okStatus();
   }
-  OXPORT_TRY(needSequences(ctx));
-  OXPORT_ASSIGN(std::string seq, ctx.sequence(l, listElemDType(l)));
+  OXPORT_ASSIGN(std::string seq, dynamicSequence(ctx, l));
   OXPORT_ASSIGN(std::string p, position(ctx, n.input(1)));
   ctx.bindSequence(n.output(0), ctx.emit1("SequenceErase", {seq, p}));
   return okStatus();

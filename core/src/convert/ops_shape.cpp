@@ -6,6 +6,7 @@
 #include <limits>
 #include <optional>
 
+#include "convert/args.h"
 #include "convert/registry.h"
 #include "convert/sequence.h"
 #include "convert/util.h"
@@ -17,20 +18,22 @@ namespace {
 
 // size(self) -> int[] / size(self, dim) -> int: computed from Shape so dynamic axes stay dynamic.
 Status convertSize(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
   std::string shape = ctx.shapeOf(x);
   if (n.inputs.size() == 1) return bindOut(ctx, n, shape);
-  OXPORT_ASSIGN(int64_t dim, ctx.constInt(n.input(1)));
-  dim = ctx.normDim(dim, ctx.rank(n.input(0)));
+  OXPORT_ASSIGN(int64_t dim, ctx.constInt(args.in("dim", 1)));
+  dim = ctx.normDim(dim, ctx.rank(args.in("self", 0)));
   return bindOut(ctx, n, ctx.emit1("Gather", {shape, ctx.constInt64s({dim}, true)}, {attrInt("axis", 0)}));
 }
 
 // flatten(self, start_dim=0, end_dim=-1)
 Status convertFlatten(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  const int rank = ctx.rank(n.input(0));
-  OXPORT_ASSIGN(int64_t start, ctx.constInt(n.input(1)));
-  OXPORT_ASSIGN(int64_t end, ctx.constInt(n.input(2)));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+  const int rank = ctx.rank(args.in("self", 0));
+  OXPORT_ASSIGN(int64_t start, ctx.constInt(args.in("start_dim", 1)));
+  OXPORT_ASSIGN(int64_t end, ctx.constInt(args.in("end_dim", 2)));
   if (rank == 0) return bindOut(ctx, n, ctx.reshape(x, {1}));
   start = ctx.normDim(start, rank);
   end = ctx.normDim(end, rank);
@@ -57,11 +60,12 @@ Status convertFlatten(Context& ctx, const Node& n) {
 // input's size unless allowzero=1 (opset 14). Before 14, a literal 0 (the result has no elements)
 // is a ConstantOfShape of the static result shape.
 Status convertReshape(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  OXPORT_ASSIGN(std::string shape, ctx.intsTensor(n.input(1)));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+  OXPORT_ASSIGN(std::string shape, ctx.intsTensor(args.in({"size", "shape"}, 1)));
   bool literal_zero = false;
   std::optional<std::vector<int64_t>> target;
-  if (auto t = ctx.constInts(n.input(1)); t.ok()) {
+  if (auto t = ctx.constInts(args.in({"size", "shape"}, 1)); t.ok()) {
     target = *t;
     for (int64_t d : *target) literal_zero = literal_zero || d == 0;
   }
@@ -69,7 +73,7 @@ Status convertReshape(Context& ctx, const Node& n) {
     if (ctx.opset() >= 14) return bindOut(ctx, n, ctx.emit1("Reshape", {x, shape}, {attrInt("allowzero", 1)}));
     const auto& out = n.output(0)->meta.shape;
     return bindOut(ctx, n, ctx.emit1("ConstantOfShape", {ctx.constInt64s(out)},
-                                     {attrTensor("value", scalarHostTensor(0, ctx.dtype(n.input(0)), {1}))}));
+                                     {attrTensor("value", scalarHostTensor(0, ctx.dtype(args.in("self", 0)), {1}))}));
   }
   return bindOut(ctx, n, ctx.emit1("Reshape", {x, shape}));
 }
@@ -77,25 +81,28 @@ Status convertReshape(Context& ctx, const Node& n) {
 // view_as/reshape_as/expand_as(self, other)
 ConvertFn likeShape(const std::string& op) {
   return [op](Context& ctx, const Node& n) -> Status {
-    OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-    OXPORT_ASSIGN(std::string o, ctx.tensor(n.input(1)));
+    const Args args(ctx, n);
+    OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+    OXPORT_ASSIGN(std::string o, ctx.tensor(args.in("other", 1)));
     return bindOut(ctx, n, ctx.emit1(op, {x, ctx.shapeOf(o)}));
   };
 }
 
 Status convertPermute(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  OXPORT_ASSIGN(auto perm, ctx.constInts(n.input(1)));
-  const int rank = ctx.rank(n.input(0));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+  OXPORT_ASSIGN(auto perm, ctx.constInts(args.in("dims", 1)));
+  const int rank = ctx.rank(args.in("self", 0));
   for (auto& p : perm) p = ctx.normDim(p, rank);
   return bindOut(ctx, n, ctx.emit1("Transpose", {x}, {attrInts("perm", perm)}));
 }
 
 Status convertTranspose(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  const int rank = ctx.rank(n.input(0));
-  OXPORT_ASSIGN(int64_t a, ctx.constInt(n.input(1)));
-  OXPORT_ASSIGN(int64_t b, ctx.constInt(n.input(2)));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+  const int rank = ctx.rank(args.in("self", 0));
+  OXPORT_ASSIGN(int64_t a, ctx.constInt(args.in({"dim0", "axis0"}, 1)));
+  OXPORT_ASSIGN(int64_t b, ctx.constInt(args.in({"dim1", "axis1"}, 2)));
   a = ctx.normDim(a, rank);
   b = ctx.normDim(b, rank);
   if (a == b) return bindOut(ctx, n, ctx.emit1("Identity", {x}));
@@ -106,17 +113,19 @@ Status convertTranspose(Context& ctx, const Node& n) {
 }
 
 Status convertUnsqueeze(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  OXPORT_ASSIGN(int64_t dim, ctx.constInt(n.input(1)));
-  dim = ctx.normDim(dim, ctx.rank(n.input(0)) + 1);
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+  OXPORT_ASSIGN(int64_t dim, ctx.constInt(args.in("dim", 1)));
+  dim = ctx.normDim(dim, ctx.rank(args.in("self", 0)) + 1);
   return bindOut(ctx, n, ctx.unsqueeze(x, {dim}));
 }
 
 // squeeze(self) / squeeze(self, dim): a dim that is not 1 is left alone, as in PyTorch.
 Status convertSqueeze(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  const auto& shape = ctx.meta(n.input(0)).shape;
-  const int rank = ctx.rank(n.input(0));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+  const auto& shape = ctx.meta(args.in("self", 0)).shape;
+  const int rank = ctx.rank(args.in("self", 0));
   if (n.inputs.size() == 1) {
     std::vector<int64_t> axes;
     for (int i = 0; i < rank; ++i)
@@ -124,7 +133,7 @@ Status convertSqueeze(Context& ctx, const Node& n) {
     if (axes.empty()) return bindOut(ctx, n, ctx.emit1("Identity", {x}));
     return bindOut(ctx, n, ctx.squeeze(x, axes));
   }
-  OXPORT_ASSIGN(int64_t dim, ctx.constInt(n.input(1)));
+  OXPORT_ASSIGN(int64_t dim, ctx.constInt(args.in("dim", 1)));
   if (rank == 0) return bindOut(ctx, n, ctx.emit1("Identity", {x}));
   dim = ctx.normDim(dim, rank);
   if (shape[static_cast<size_t>(dim)] != 1) return bindOut(ctx, n, ctx.emit1("Identity", {x}));
@@ -135,12 +144,13 @@ Status convertSqueeze(Context& ctx, const Node& n) {
 // does (its legacy placeholder). Between 1-d tensors an empty one stays: its size may only have
 // been 0 in the example run (a detector's boxes for an image without any), and Concat takes it.
 Status convertCat(Context& ctx, const Node& n) {
-  if (ctx.isSequence(n.input(0))) {
-    OXPORT_ASSIGN(int64_t d, ctx.constInt(n.input(1)));
+  const Args args(ctx, n);
+  if (ctx.isSequence(args.in("tensors", 0))) {
+    OXPORT_ASSIGN(int64_t d, ctx.constInt(args.in("dim", 1)));
     return concatSequence(ctx, n, d, false);
   }
-  OXPORT_ASSIGN(auto elems, ctx.listElements(n.input(0)));
-  OXPORT_ASSIGN(int64_t dim, ctx.constInt(n.input(1)));
+  OXPORT_ASSIGN(auto elems, ctx.listElements(args.in("tensors", 0)));
+  OXPORT_ASSIGN(int64_t dim, ctx.constInt(args.in("dim", 1)));
   std::vector<std::string> parts;
   int rank = 0;
   const int out_rank = n.output(0)->meta.rank();
@@ -158,12 +168,13 @@ Status convertCat(Context& ctx, const Node& n) {
 }
 
 Status convertStack(Context& ctx, const Node& n) {
-  if (ctx.isSequence(n.input(0))) {
-    OXPORT_ASSIGN(int64_t d, ctx.constInt(n.input(1)));
+  const Args args(ctx, n);
+  if (ctx.isSequence(args.in("tensors", 0))) {
+    OXPORT_ASSIGN(int64_t d, ctx.constInt(args.in("dim", 1)));
     return concatSequence(ctx, n, d, true);
   }
-  OXPORT_ASSIGN(auto elems, ctx.listElements(n.input(0)));
-  OXPORT_ASSIGN(int64_t dim, ctx.constInt(n.input(1)));
+  OXPORT_ASSIGN(auto elems, ctx.listElements(args.in("tensors", 0)));
+  OXPORT_ASSIGN(int64_t dim, ctx.constInt(args.in("dim", 1)));
   const int rank = elems.empty() ? 0 : ctx.rank(elems[0]);
   dim = ctx.normDim(dim, rank + 1);
   std::vector<std::string> parts;
@@ -192,9 +203,10 @@ Status bindSplit(Context& ctx, const Node& n, const std::string& x, int64_t dim,
 // split(self, split_size|split_sizes, dim) / split_with_sizes / chunk(self, chunks, dim)
 ConvertFn splitOp(bool is_chunk) {
   return [is_chunk](Context& ctx, const Node& n) -> Status {
-    OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-    OXPORT_ASSIGN(int64_t dim, ctx.constInt(n.input(2)));
-    const auto& shape = ctx.meta(n.input(0)).shape;
+    const Args args(ctx, n);
+    OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+    OXPORT_ASSIGN(int64_t dim, ctx.constInt(args.in("dim", 2)));
+    const auto& shape = ctx.meta(args.in("self", 0)).shape;
     dim = ctx.normDim(dim, static_cast<int>(shape.size()));
     const int64_t len = shape.at(static_cast<size_t>(dim));
     // The sizes the example run produced are authoritative (they follow PyTorch's rules).
@@ -222,10 +234,11 @@ ConvertFn splitOp(bool is_chunk) {
 // tensor_split(self, sections|indices|tensor_indices_or_sections, dim): the pieces' sizes along dim
 // as the example run produced them (PyTorch's rule: the first len % sections pieces one longer).
 Status convertTensorSplit(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  const int rank = ctx.rank(n.input(0));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+  const int rank = ctx.rank(args.in("self", 0));
   int64_t dim = 0;
-  if (n.inputs.size() > 2) { OXPORT_ASSIGN(dim, ctx.constInt(n.input(2))); }
+  if (n.inputs.size() > 2) { OXPORT_ASSIGN(dim, ctx.constInt(args.in("dim", 2))); }
   dim = ctx.normDim(dim, rank);
   std::vector<int64_t> sizes;
   for (const auto& m : n.output(0)->elem_meta) sizes.push_back(m.shape.at(static_cast<size_t>(dim)));
@@ -234,9 +247,10 @@ Status convertTensorSplit(Context& ctx, const Node& n) {
 }
 
 Status convertUnbind(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  OXPORT_ASSIGN(int64_t dim, ctx.constInt(n.input(1)));
-  const auto& shape = ctx.meta(n.input(0)).shape;
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+  OXPORT_ASSIGN(int64_t dim, ctx.constInt(args.in("dim", 1)));
+  const auto& shape = ctx.meta(args.in("self", 0)).shape;
   dim = ctx.normDim(dim, static_cast<int>(shape.size()));
   const int64_t len = shape.at(static_cast<size_t>(dim));
   auto parts = len == 1 ? std::vector<std::string>{x} : ctx.split(x, dim, std::vector<int64_t>(static_cast<size_t>(len), 1));
@@ -249,6 +263,7 @@ Status convertUnbind(Context& ctx, const Node& n) {
 // Also aten::slice.t(t[] l, int? start, int? end, int step) on a list of ints computed from the
 // inputs (`x.shape[1:]` in a scripted model): such a list is a 1-D int64 tensor, sliced on axis 0.
 Status convertSlice(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
   const bool list_form = n.inputs.size() == 4;
   if (list_form && isTensorList(n.input(0))) return sliceTensorList(ctx, n);
   if (list_form && n.input(0)->elem_type != ts::ValueType::Int)
@@ -260,12 +275,12 @@ Status convertSlice(Context& ctx, const Node& n) {
   if (list_form) {
     OXPORT_ASSIGN(x, ctx.intsTensor(n.input(0)));
   } else {
-    OXPORT_ASSIGN(x, ctx.tensor(n.input(0)));
+    OXPORT_ASSIGN(x, ctx.tensor(args.in({"self", "l"}, 0)));
   }
   int64_t dim = 0;
   if (!list_form) {
-    OXPORT_ASSIGN(dim, ctx.constInt(n.input(1)));
-    dim = ctx.normDim(dim, ctx.rank(n.input(0)));
+    OXPORT_ASSIGN(dim, ctx.constInt(args.in("dim", 1)));
+    dim = ctx.normDim(dim, ctx.rank(args.in({"self", "l"}, 0)));
   }
   const size_t first_bound = list_form ? 1 : 2;
   OXPORT_ASSIGN(int64_t step, ctx.constInt(n.input(first_bound + 2)));
@@ -290,32 +305,35 @@ Status convertSlice(Context& ctx, const Node& n) {
 
 // select(self, dim, index) -> Gather with a scalar index drops the axis.
 Status convertSelect(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  const int rank = ctx.rank(n.input(0));
-  OXPORT_ASSIGN(int64_t dim, ctx.constInt(n.input(1)));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in({"self", "list"}, 0)));
+  const int rank = ctx.rank(args.in({"self", "list"}, 0));
+  OXPORT_ASSIGN(int64_t dim, ctx.constInt(args.in("dim", 1)));
   dim = ctx.normDim(dim, rank);
   std::string index;
-  if (auto i = ctx.maybeInt(n.input(2))) index = ctx.constInt64s({*i}, true);
-  else { OXPORT_ASSIGN(index, ctx.tensorOfType(n.input(2), DType::Int64)); }
+  if (auto i = ctx.maybeInt(args.in("index", 2))) index = ctx.constInt64s({*i}, true);
+  else { OXPORT_ASSIGN(index, ctx.tensorOfType(args.in("index", 2), DType::Int64)); }
   return bindOut(ctx, n, ctx.emit1("Gather", {x, index}, {attrInt("axis", dim)}));
 }
 
 // narrow(self, dim, start, length)
 Status convertNarrow(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  const int rank = ctx.rank(n.input(0));
-  OXPORT_ASSIGN(int64_t dim, ctx.constInt(n.input(1)));
-  OXPORT_ASSIGN(int64_t start, ctx.constInt(n.input(2)));
-  OXPORT_ASSIGN(int64_t length, ctx.constInt(n.input(3)));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+  const int rank = ctx.rank(args.in("self", 0));
+  OXPORT_ASSIGN(int64_t dim, ctx.constInt(args.in("dim", 1)));
+  OXPORT_ASSIGN(int64_t start, ctx.constInt(args.in("start", 2)));
+  OXPORT_ASSIGN(int64_t length, ctx.constInt(args.in("length", 3)));
   dim = ctx.normDim(dim, rank);
-  if (start < 0) start += ctx.meta(n.input(0)).shape.at(static_cast<size_t>(dim));
+  if (start < 0) start += ctx.meta(args.in("self", 0)).shape.at(static_cast<size_t>(dim));
   return bindOut(ctx, n, ctx.slice(x, {start}, {start + length}, {dim}));
 }
 
 // expand(self, size, implicit): -1 keeps the input's size.
 Status convertExpand(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  OXPORT_ASSIGN(std::string shape, ctx.intsTensor(n.input(1)));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+  OXPORT_ASSIGN(std::string shape, ctx.intsTensor(args.in("size", 1)));
   // Expand treats -1 as an error, so replace -1 by 1 (Expand broadcasts 1 to the input's size).
   std::string ones = ctx.emit1("ConstantOfShape", {ctx.shapeOf(shape)},
                                {attrTensor("value", HostTensor::fromVector<int64_t>(DType::Int64, {1}, {1}))});
@@ -341,9 +359,10 @@ std::string concatShape(Context& ctx, const std::vector<std::string>& parts) {
 // flip(self, dims): a Slice with step -1 per flipped axis.
 // Below opset 10 (no negative steps): a Gather of n-1 .. 0 per flipped axis.
 Status convertFlip(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  const int rank = ctx.rank(n.input(0));
-  OXPORT_ASSIGN(auto dims, ctx.constInts(n.input(1)));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+  const int rank = ctx.rank(args.in("self", 0));
+  OXPORT_ASSIGN(auto dims, ctx.constInts(args.in("dims", 1)));
   if (dims.empty()) return bindOut(ctx, n, ctx.emit1("Identity", {x}));
   for (auto& d : dims) d = ctx.normDim(d, rank);
   if (ctx.opset() < 10) {
@@ -362,11 +381,12 @@ Status convertFlip(Context& ctx, const Node& n) {
 // roll(self, shifts, dims): per axis, the last (shift mod size) elements move to the front. The
 // modulo is computed from Shape, so dynamic axes stay dynamic; no dims rolls the flattened tensor.
 Status convertRoll(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
   if (ctx.opset() < 10) return ctx.needsOpset(10, "roll (Slice with computed bounds, Mod)");
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  const int rank = ctx.rank(n.input(0));
-  OXPORT_ASSIGN(auto shifts, ctx.constInts(n.input(1)));
-  OXPORT_ASSIGN(auto dims, ctx.constInts(n.input(2)));
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+  const int rank = ctx.rank(args.in("self", 0));
+  OXPORT_ASSIGN(auto shifts, ctx.constInts(args.in("shifts", 1)));
+  OXPORT_ASSIGN(auto dims, ctx.constInts(args.in("dims", 2)));
   const bool flat = dims.empty();
   std::string y = flat ? ctx.reshape(x, {-1}) : x;
   if (flat) dims = {0};
@@ -408,8 +428,9 @@ Result<std::string> tileTo(Context& ctx, const std::string& x, int rank, const V
 // repeat(self, repeats) / tile(self, dims)
 ConvertFn repeatOp(bool is_tile) {
   return [is_tile](Context& ctx, const Node& n) -> Status {
-    OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-    OXPORT_ASSIGN(std::string y, tileTo(ctx, x, ctx.rank(n.input(0)), n.input(1), is_tile));
+    const Args args(ctx, n);
+    OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+    OXPORT_ASSIGN(std::string y, tileTo(ctx, x, ctx.rank(args.in("self", 0)), n.input(1), is_tile));
     return bindOut(ctx, n, y);
   };
 }
@@ -426,6 +447,7 @@ std::string interleaveSources(Context& ctx, const std::string& repeats) {
 
 // repeat_interleave(self, repeats: int|Tensor, dim, output_size) / repeat_interleave(repeats, output_size)
 Status convertRepeatInterleave(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
   if (n.inputs.size() == 2) {
     if (ctx.opset() < 11) return ctx.needsOpset(11, "repeat_interleave with a tensor of counts (CumSum)");
     OXPORT_ASSIGN(std::string reps, ctx.tensorOfType(n.input(0), DType::Int64));
@@ -434,11 +456,11 @@ Status convertRepeatInterleave(Context& ctx, const Node& n) {
   OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
   int rank = ctx.rank(n.input(0));
   int64_t dim = 0;
-  if (ctx.isNone(n.input(2))) {
+  if (ctx.isNone(args.in("dim", 2))) {
     x = ctx.reshape(x, {-1});
     rank = 1;
   } else {
-    OXPORT_ASSIGN(dim, ctx.constInt(n.input(2)));
+    OXPORT_ASSIGN(dim, ctx.constInt(args.in("dim", 2)));
     dim = ctx.normDim(dim, rank);
   }
   const Value* rv = n.input(1);
@@ -470,10 +492,11 @@ Status convertRepeatInterleave(Context& ctx, const Node& n) {
 
 // movedim(self, source, destination)
 Status convertMovedim(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  const int rank = ctx.rank(n.input(0));
-  OXPORT_ASSIGN(auto src, ctx.constInts(n.input(1)));
-  OXPORT_ASSIGN(auto dst, ctx.constInts(n.input(2)));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+  const int rank = ctx.rank(args.in("self", 0));
+  OXPORT_ASSIGN(auto src, ctx.constInts(args.in("source", 1)));
+  OXPORT_ASSIGN(auto dst, ctx.constInts(args.in("destination", 2)));
   if (src.size() != dst.size()) return ctx.error("bad-argument", "movedim: source and destination differ in length");
   std::vector<int64_t> perm(static_cast<size_t>(rank), -1);
   std::vector<bool> used(static_cast<size_t>(rank), false);
@@ -493,8 +516,9 @@ Status convertMovedim(Context& ctx, const Node& n) {
 
 // numpy_T(self): all dims reversed.
 Status convertNumpyT(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  const int rank = ctx.rank(n.input(0));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+  const int rank = ctx.rank(args.in("self", 0));
   if (rank < 2) return bindOut(ctx, n, ctx.emit1("Identity", {x}));
   std::vector<int64_t> perm;
   for (int i = rank - 1; i >= 0; --i) perm.push_back(i);
@@ -504,9 +528,10 @@ Status convertNumpyT(Context& ctx, const Node& n) {
 // meshgrid(tensors [, indexing]): each 1-D input reshaped along its own axis and expanded to the
 // full grid; "xy" swaps the first two axes of the grid.
 Status convertMeshgrid(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(auto elems, ctx.listElements(n.input(0)));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(auto elems, ctx.listElements(args.in("tensors", 0)));
   std::string indexing = "ij";
-  if (n.inputs.size() > 1 && !ctx.isNone(n.input(1))) { OXPORT_ASSIGN(indexing, ctx.constString(n.input(1))); }
+  if (args.has("indexing", 1)) { OXPORT_ASSIGN(indexing, ctx.constString(args.in("indexing", 1))); }
   const size_t k = elems.size();
   std::vector<std::string> flat;
   for (const Value* e : elems) {
@@ -533,7 +558,8 @@ Status convertMeshgrid(Context& ctx, const Node& n) {
 
 // broadcast_tensors(tensors): each expanded to the common shape (found by chained Expands).
 Status convertBroadcastTensors(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(auto elems, ctx.listElements(n.input(0)));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(auto elems, ctx.listElements(args.in("tensors", 0)));
   std::vector<std::string> ts;
   for (const Value* e : elems) {
     OXPORT_ASSIGN(std::string t, ctx.tensor(e));
@@ -551,11 +577,12 @@ Status convertBroadcastTensors(Context& ctx, const Node& n) {
 
 // unfold(self, dimension, size, step): windows gathered along the dim, the window last.
 Status convertUnfold(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  const int rank = ctx.rank(n.input(0));
-  OXPORT_ASSIGN(int64_t dim, ctx.constInt(n.input(1)));
-  OXPORT_ASSIGN(int64_t size, ctx.constInt(n.input(2)));
-  OXPORT_ASSIGN(int64_t step, ctx.constInt(n.input(3)));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+  const int rank = ctx.rank(args.in("self", 0));
+  OXPORT_ASSIGN(int64_t dim, ctx.constInt(args.in("dimension", 1)));
+  OXPORT_ASSIGN(int64_t size, ctx.constInt(args.in("size", 2)));
+  OXPORT_ASSIGN(int64_t step, ctx.constInt(args.in("step", 3)));
   if (rank == 0) return bindOut(ctx, n, ctx.reshape(x, {1}));
   dim = ctx.normDim(dim, rank);
   // windows = (len - size) / step + 1; starts = arange(windows) * step
@@ -579,12 +606,13 @@ Status convertUnfold(Context& ctx, const Node& n) {
 // im2col(self, kernel_size, dilation, padding, stride) on [N, C, H, W] -> [N, C*kh*kw, L]: one
 // strided Slice per kernel offset (ends counted from the end, so H and W may be dynamic).
 Status convertIm2col(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  if (ctx.rank(n.input(0)) != 4) return ctx.error("unsupported-form", "im2col of a tensor that is not 4-D (N, C, H, W)");
-  OXPORT_ASSIGN(auto k, ctx.constInts(n.input(1)));
-  OXPORT_ASSIGN(auto dil, ctx.constInts(n.input(2)));
-  OXPORT_ASSIGN(auto pad, ctx.constInts(n.input(3)));
-  OXPORT_ASSIGN(auto stride, ctx.constInts(n.input(4)));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+  if (ctx.rank(args.in("self", 0)) != 4) return ctx.error("unsupported-form", "im2col of a tensor that is not 4-D (N, C, H, W)");
+  OXPORT_ASSIGN(auto k, ctx.constInts(args.in("kernel_size", 1)));
+  OXPORT_ASSIGN(auto dil, ctx.constInts(args.in("dilation", 2)));
+  OXPORT_ASSIGN(auto pad, ctx.constInts(args.in("padding", 3)));
+  OXPORT_ASSIGN(auto stride, ctx.constInts(args.in("stride", 4)));
   k = expandInts(k, 2);
   dil = expandInts(dil, 2);
   pad = expandInts(pad, 2);
@@ -616,9 +644,10 @@ Status convertIm2col(Context& ctx, const Node& n) {
 
 // pixel_shuffle(self, r): [N, C*r*r, H, W] -> [N, C, H*r, W*r] (DepthToSpace CRD from opset 11).
 Status convertPixelShuffle(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  OXPORT_ASSIGN(int64_t r, ctx.constInt(n.input(1)));
-  if (ctx.rank(n.input(0)) != 4) return ctx.error("unsupported-form", "pixel_shuffle of a tensor that is not 4-D");
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+  OXPORT_ASSIGN(int64_t r, ctx.constInt(args.in("upscale_factor", 1)));
+  if (ctx.rank(args.in("self", 0)) != 4) return ctx.error("unsupported-form", "pixel_shuffle of a tensor that is not 4-D");
   if (ctx.opset() >= 11)
     return bindOut(ctx, n, ctx.emit1("DepthToSpace", {x}, {attrInt("blocksize", r), attrString("mode", "CRD")}));
   std::string s = ctx.shapeOf(x);
@@ -633,9 +662,10 @@ Status convertPixelShuffle(Context& ctx, const Node& n) {
 // pixel_unshuffle(self, r): [N, C, H*r, W*r] -> [N, C*r*r, H, W] (SpaceToDepth orders channels
 // differently, so Reshape/Transpose).
 Status convertPixelUnshuffle(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  OXPORT_ASSIGN(int64_t r, ctx.constInt(n.input(1)));
-  if (ctx.rank(n.input(0)) != 4) return ctx.error("unsupported-form", "pixel_unshuffle of a tensor that is not 4-D");
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+  OXPORT_ASSIGN(int64_t r, ctx.constInt(args.in("downscale_factor", 1)));
+  if (ctx.rank(args.in("self", 0)) != 4) return ctx.error("unsupported-form", "pixel_unshuffle of a tensor that is not 4-D");
   std::string s = ctx.shapeOf(x);
   std::string nc = ctx.slice(s, {0}, {2}, {0});
   std::string rr = ctx.constInt64s({r});
@@ -649,11 +679,12 @@ Status convertPixelUnshuffle(Context& ctx, const Node& n) {
 
 // as_strided(self, size, stride, storage_offset): static indices into the flattened (contiguous) input.
 Status convertAsStrided(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  OXPORT_ASSIGN(auto size, ctx.constInts(n.input(1)));
-  OXPORT_ASSIGN(auto stride, ctx.constInts(n.input(2)));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+  OXPORT_ASSIGN(auto size, ctx.constInts(args.in("size", 1)));
+  OXPORT_ASSIGN(auto stride, ctx.constInts(args.in("stride", 2)));
   int64_t offset = 0;
-  if (n.inputs.size() > 3 && !ctx.isNone(n.input(3))) { OXPORT_ASSIGN(offset, ctx.constInt(n.input(3))); }
+  if (args.has("storage_offset", 3)) { OXPORT_ASSIGN(offset, ctx.constInt(args.in("storage_offset", 3))); }
   if (size.size() != stride.size()) return ctx.error("bad-argument", "as_strided: size and stride differ in length");
   std::vector<int64_t> idx{offset};
   for (size_t d = 0; d < size.size(); ++d) {
@@ -669,38 +700,44 @@ Status convertAsStrided(Context& ctx, const Node& n) {
 
 // _reshape_from_tensor(self, shape) / _shape_as_tensor(self) / numel(self)
 Status convertReshapeFromTensor(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  OXPORT_ASSIGN(std::string s, ctx.tensorOfType(n.input(1), DType::Int64));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+  OXPORT_ASSIGN(std::string s, ctx.tensorOfType(args.in("shape", 1), DType::Int64));
   return bindOut(ctx, n, ctx.emit1("Reshape", {x, s}));
 }
 
 Status convertShapeAsTensor(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
   return bindOut(ctx, n, ctx.shapeOf(x));
 }
 
 Status convertNumel(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
   return bindOut(ctx, n, ctx.emit1("Size", {x}));
 }
 
 // item(self): a dynamic scalar, carried as a 0-d tensor of the type the IR gives the number.
 Status convertItem(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  if (ctx.rank(n.input(0)) != 0) x = ctx.reshape(x, {});
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+  if (ctx.rank(args.in("self", 0)) != 0) x = ctx.reshape(x, {});
   const DType want = n.output(0)->type == ts::ValueType::Int    ? DType::Int64
                      : n.output(0)->type == ts::ValueType::Bool ? DType::Bool
                                                                 : DType::Float32;
-  return bindOut(ctx, n, ctx.dtype(n.input(0)) == want ? x : ctx.cast(x, want));
+  return bindOut(ctx, n, ctx.dtype(args.in("self", 0)) == want ? x : ctx.cast(x, want));
 }
 
 // dim(self) / is_floating_point(self): known from the example run (the frontend usually folds them).
 Status convertDim(Context& ctx, const Node& n) {
-  return bindOut(ctx, n, ctx.constInt64s({ctx.rank(n.input(0))}, true));
+  const Args args(ctx, n);
+  return bindOut(ctx, n, ctx.constInt64s({ctx.rank(args.in("self", 0))}, true));
 }
 
 Status convertIsFloatingPoint(Context& ctx, const Node& n) {
-  return bindOut(ctx, n, ctx.constScalar(isFloating(ctx.dtype(n.input(0))) ? 1 : 0, DType::Bool));
+  const Args args(ctx, n);
+  return bindOut(ctx, n, ctx.constScalar(isFloating(ctx.dtype(args.in("self", 0))) ? 1 : 0, DType::Bool));
 }
 
 // len(tensor) = size(0); len(list) = its length.

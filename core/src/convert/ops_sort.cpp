@@ -2,6 +2,7 @@
 // bucketize. ONNX TopK is not stable: equal values may come back in another order than PyTorch's.
 #include <algorithm>
 
+#include "convert/args.h"
 #include "convert/registry.h"
 #include "convert/util.h"
 
@@ -67,21 +68,22 @@ std::string sizeAlong(Context& ctx, const std::string& x, int64_t axis) {
 // sort(self, dim=-1, descending=False) / sort.stable(self, *, stable, dim, descending); argsort.
 ConvertFn convertSort(bool indices_only) {
   return [indices_only](Context& ctx, const Node& n) -> Status {
+    const Args args(ctx, n);
     if (ctx.opset() < 10) return ctx.needsOpset(10, n.kind.substr(6) + " (TopK with k as an input)");
-    OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-    const DType dt = ctx.dtype(n.input(0));
-    const int rank = ctx.rank(n.input(0));
+    OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+    const DType dt = ctx.dtype(args.in("self", 0));
+    const int rank = ctx.rank(args.in("self", 0));
     int64_t dim = -1;
     bool descending = false;
-    if (const Value* d = namedArg(n, "dim")) { OXPORT_ASSIGN(dim, ctx.constInt(d)); }
-    if (const Value* d = namedArg(n, "descending")) { OXPORT_ASSIGN(descending, ctx.constBool(d)); }
+    if (const Value* d = args.optIn("dim")) { OXPORT_ASSIGN(dim, ctx.constInt(d)); }
+    if (const Value* d = args.optIn("descending")) { OXPORT_ASSIGN(descending, ctx.constBool(d)); }
     if (rank == 0) {
       if (!indices_only) ctx.bind(n.output(0), ctx.emit1("Identity", {x}));
       ctx.bind(n.output(indices_only ? 0 : 1), ctx.constScalar(0, DType::Int64));
       return okStatus();
     }
     const int64_t axis = ctx.normDim(dim, rank);
-    TopKOut r = emptyExample(ctx, n.input(0)) ? emptyTopk(ctx, x, axis, sizeAlong(ctx, x, axis))
+    TopKOut r = emptyExample(ctx, args.in("self", 0)) ? emptyTopk(ctx, x, axis, sizeAlong(ctx, x, axis))
                                               : topk(ctx, x, dt, axis, sizeAlong(ctx, x, axis), descending);
     if (indices_only) return bindOut(ctx, n, r.indices);
     ctx.bind(n.output(0), r.values);
@@ -93,19 +95,20 @@ ConvertFn convertSort(bool indices_only) {
 // topk(self, k, dim=-1, largest=True, sorted=True). k may be dynamic from opset 10. With
 // sorted=False PyTorch leaves the order unspecified; the export returns it sorted.
 Status convertTopk(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  const DType dt = ctx.dtype(n.input(0));
-  const int rank = ctx.rank(n.input(0));
-  OXPORT_ASSIGN(int64_t dim, ctx.constInt(n.input(2)));
-  OXPORT_ASSIGN(bool largest, ctx.constBool(n.input(3)));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+  const DType dt = ctx.dtype(args.in("self", 0));
+  const int rank = ctx.rank(args.in("self", 0));
+  OXPORT_ASSIGN(int64_t dim, ctx.constInt(args.in("dim", 2)));
+  OXPORT_ASSIGN(bool largest, ctx.constBool(args.in("largest", 3)));
   const int64_t axis = ctx.normDim(dim, std::max(rank, 1));
   if (rank == 0) x = ctx.unsqueeze(x, {0});
   TopKOut r;
   if (ctx.opset() < 10) {
     // TopK-1: k is an attribute and the largest are taken.
-    auto kc = ctx.maybeInt(n.input(1));
+    auto kc = ctx.maybeInt(args.in("k", 1));
     if (!kc) return ctx.needsOpset(10, "topk with a k computed from the inputs (TopK k as an input)");
-    if (emptyExample(ctx, n.input(0))) {
+    if (emptyExample(ctx, args.in("self", 0))) {
       std::string v = ctx.slice(x, {0}, {*kc}, {axis});
       r = {v, ctx.cast(v, DType::Int64)};
     } else {
@@ -117,13 +120,13 @@ Status convertTopk(Context& ctx, const Node& n) {
     }
   } else {
     std::string k;
-    if (auto kc = ctx.maybeInt(n.input(1))) {
+    if (auto kc = ctx.maybeInt(args.in("k", 1))) {
       k = ctx.constInt64s({*kc});
     } else {
-      OXPORT_ASSIGN(std::string ks, ctx.tensorOfType(n.input(1), DType::Int64));
+      OXPORT_ASSIGN(std::string ks, ctx.tensorOfType(args.in("k", 1), DType::Int64));
       k = ctx.reshape(ks, {1});
     }
-    r = emptyExample(ctx, n.input(0)) ? emptyTopk(ctx, x, axis, k) : topk(ctx, x, dt, axis, k, largest);
+    r = emptyExample(ctx, args.in("self", 0)) ? emptyTopk(ctx, x, axis, k) : topk(ctx, x, dt, axis, k, largest);
   }
   if (rank == 0) {
     r.values = ctx.reshape(r.values, {});
@@ -137,15 +140,16 @@ Status convertTopk(Context& ctx, const Node& n) {
 // bucketize(self, boundaries, *, out_int32=False, right=False): the number of boundaries below
 // each element (right=False: b < x; right=True: b <= x), counted over a broadcast last axis.
 Status convertBucketize(Context& ctx, const Node& n) {
-  if (!n.input(0)->isTensor()) return ctx.error("unsupported-form", "bucketize of a Python number is not supported");
-  const DType dx = ctx.dtype(n.input(0)), db = ctx.dtype(n.input(1));
+  const Args args(ctx, n);
+  if (!args.in("self", 0)->isTensor()) return ctx.error("unsupported-form", "bucketize of a Python number is not supported");
+  const DType dx = ctx.dtype(args.in("self", 0)), db = ctx.dtype(args.in("boundaries", 1));
   const bool same_ok = dx == db && (dx == DType::Float32 || dx == DType::Float64 || dx == DType::Int32 || dx == DType::Int64);
   const DType common = same_ok ? dx : DType::Float64;
-  OXPORT_ASSIGN(std::string x, ctx.tensorOfType(n.input(0), common));
-  OXPORT_ASSIGN(std::string b, ctx.tensorOfType(n.input(1), common));
+  OXPORT_ASSIGN(std::string x, ctx.tensorOfType(args.in("self", 0), common));
+  OXPORT_ASSIGN(std::string b, ctx.tensorOfType(args.in("boundaries", 1), common));
   bool right = false;
-  if (const Value* r = namedArg(n, "right")) { OXPORT_ASSIGN(right, ctx.constBool(r)); }
-  const int rank = ctx.rank(n.input(0));
+  if (const Value* r = args.optIn("right")) { OXPORT_ASSIGN(right, ctx.constBool(r)); }
+  const int rank = ctx.rank(args.in("self", 0));
   std::string xe = ctx.unsqueeze(x, {rank});  // [..., 1] against [B]
   std::string below = right ? ctx.emit1("Not", {ctx.emit1("Greater", {b, xe})}) : ctx.emit1("Greater", {xe, b});
   std::string count = reduceOver(ctx, "ReduceSum", ctx.cast(below, DType::Int64), {rank}, false);
@@ -156,22 +160,23 @@ Status convertBucketize(Context& ctx, const Node& n) {
 // bucketize with the boundaries first; an N-D sequence searches row by row (its leading axes
 // match self's), so the count runs over sorted[..., None, :] against self[..., :, None].
 Status convertSearchsorted(Context& ctx, const Node& n) {
-  if (!n.input(1)->isTensor()) return ctx.error("unsupported-form", "searchsorted of a Python number is not supported");
-  const Value* sorter = namedArg(n, "sorter");
+  const Args args(ctx, n);
+  if (!args.in("self", 1)->isTensor()) return ctx.error("unsupported-form", "searchsorted of a Python number is not supported");
+  const Value* sorter = args.optIn("sorter");
   if (sorter && !ctx.isNone(sorter))
     return ctx.error("unsupported-form", "searchsorted with a sorter", "sort the sequence first (torch.sort)");
-  const DType ds = ctx.dtype(n.input(0)), dx = ctx.dtype(n.input(1));
+  const DType ds = ctx.dtype(args.in("sorted_sequence", 0)), dx = ctx.dtype(args.in("self", 1));
   const bool same_ok = dx == ds && (dx == DType::Float32 || dx == DType::Float64 || dx == DType::Int32 || dx == DType::Int64);
   const DType common = same_ok ? dx : DType::Float64;
-  OXPORT_ASSIGN(std::string seq, ctx.tensorOfType(n.input(0), common));
-  OXPORT_ASSIGN(std::string x, ctx.tensorOfType(n.input(1), common));
+  OXPORT_ASSIGN(std::string seq, ctx.tensorOfType(args.in("sorted_sequence", 0), common));
+  OXPORT_ASSIGN(std::string x, ctx.tensorOfType(args.in("self", 1), common));
   bool right = false;
-  if (const Value* r = namedArg(n, "right")) { OXPORT_ASSIGN(right, ctx.constBool(r)); }
-  if (const Value* side = namedArg(n, "side"); side && !ctx.isNone(side)) {
+  if (const Value* r = args.optIn("right")) { OXPORT_ASSIGN(right, ctx.constBool(r)); }
+  if (const Value* side = args.optIn("side"); side && !ctx.isNone(side)) {
     OXPORT_ASSIGN(std::string sd, ctx.constString(side));
     right = sd == "right";
   }
-  const int rank = ctx.rank(n.input(1)), srank = ctx.rank(n.input(0));
+  const int rank = ctx.rank(args.in("self", 1)), srank = ctx.rank(args.in("sorted_sequence", 0));
   std::string xe = ctx.unsqueeze(x, {rank});                              // [..., M, 1]
   std::string se = srank > 1 ? ctx.unsqueeze(seq, {srank - 1}) : seq;     // [..., 1, B] or [B]
   std::string below = right ? ctx.emit1("Not", {ctx.emit1("Greater", {se, xe})}) : ctx.emit1("Greater", {xe, se});
@@ -199,14 +204,15 @@ KthResult kthSmallest(Context& ctx, const std::string& x, const std::string& k, 
 
 // kthvalue(self, k, dim=-1, keepdim=False) -> (values, indices)
 Status convertKthvalue(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
   if (ctx.opset() < 11) return ctx.needsOpset(11, "kthvalue (TopK of the smallest)");
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  const int rank = ctx.rank(n.input(0));
-  OXPORT_ASSIGN(int64_t k, ctx.constInt(n.input(1)));
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+  const int rank = ctx.rank(args.in("self", 0));
+  OXPORT_ASSIGN(int64_t k, ctx.constInt(args.in("k", 1)));
   int64_t dim = -1;
   bool keep = false;
-  if (n.inputs.size() > 2) { OXPORT_ASSIGN(dim, ctx.constInt(n.input(2))); }
-  if (n.inputs.size() > 3) { OXPORT_ASSIGN(keep, ctx.constBool(n.input(3))); }
+  if (n.inputs.size() > 2) { OXPORT_ASSIGN(dim, ctx.constInt(args.in("dim", 2))); }
+  if (n.inputs.size() > 3) { OXPORT_ASSIGN(keep, ctx.constBool(args.in("keepdim", 3))); }
   dim = ctx.normDim(dim, std::max(rank, 1));
   if (rank == 0) return ctx.error("unsupported-form", "kthvalue of a 0-d tensor");
   KthResult r = kthSmallest(ctx, x, ctx.constInt64s({k}), dim, keep);
@@ -218,17 +224,18 @@ Status convertKthvalue(Context& ctx, const Node& n) {
 // median(self) / median(self, dim, keepdim) -> (values, indices): the lower median, the
 // ((n - 1) / 2 + 1)-th smallest (n may be dynamic).
 Status convertMedian(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
   if (ctx.opset() < 11) return ctx.needsOpset(11, "median (TopK of the smallest)");
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  const int rank = ctx.rank(n.input(0));
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+  const int rank = ctx.rank(args.in("self", 0));
   const bool all = n.inputs.size() == 1;
   int64_t dim = 0;
   bool keep = false;
   if (all) {
     x = ctx.reshape(x, {-1});
   } else {
-    OXPORT_ASSIGN(dim, ctx.constInt(n.input(1)));
-    if (n.inputs.size() > 2) { OXPORT_ASSIGN(keep, ctx.constBool(n.input(2))); }
+    OXPORT_ASSIGN(dim, ctx.constInt(args.in("dim", 1)));
+    if (n.inputs.size() > 2) { OXPORT_ASSIGN(keep, ctx.constBool(args.in("keepdim", 2))); }
     dim = ctx.normDim(dim, std::max(rank, 1));
     if (rank == 0) x = ctx.reshape(x, {1});
   }

@@ -4,6 +4,7 @@
 // reductions nansum/nanmean; isin; diff, ldexp, dist, renorm, trapezoid.
 #include <cmath>
 
+#include "convert/args.h"
 #include "convert/registry.h"
 #include "convert/util.h"
 
@@ -59,11 +60,12 @@ Status convertLogaddexp(Context& ctx, const Node& n) {
 
 // logit(self, eps=None) = log(z / (1 - z)), z = clamp(self, eps, 1 - eps) when eps is given.
 Status convertLogit(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
   const DType dt = n.output(0)->meta.dtype;
   OXPORT_ASSIGN(auto in, floatInputs(ctx, n, {0}));
   std::string z = in[0];
-  if (n.inputs.size() > 1 && !ctx.isNone(n.input(1))) {
-    OXPORT_ASSIGN(double eps, ctx.constDouble(n.input(1)));
+  if (args.has("eps", 1)) {
+    OXPORT_ASSIGN(double eps, ctx.constDouble(args.in("eps", 1)));
     z = ctx.emit1("Max", {z, ctx.constScalar(eps, dt)});
     z = ctx.emit1("Min", {z, ctx.constScalar(1.0 - eps, dt)});
   }
@@ -93,8 +95,9 @@ ConvertFn scaleBy(double factor) {
 }
 
 Status convertSignbit(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  const DType dt = ctx.dtype(n.input(0));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+  const DType dt = ctx.dtype(args.in("self", 0));
   if (dt == DType::Bool || dt == DType::UInt8) return bindOut(ctx, n, ctx.emit1("Less", {ctx.cast(x, DType::Int32), ctx.constScalar(0, DType::Int32)}));
   if (!isFloating(dt)) return bindOut(ctx, n, ctx.emit1("Less", {x, ctx.constScalar(0, dt)}));
   return bindOut(ctx, n, signBit(ctx, x, dt));
@@ -111,7 +114,8 @@ Status convertCopysign(Context& ctx, const Node& n) {
 // fmax/fmin: the other operand where one is NaN.
 ConvertFn nanIgnoringExtremum(bool is_max) {
   return [is_max](Context& ctx, const Node& n) -> Status {
-    OXPORT_ASSIGN(auto in, promotedInputs(ctx, n, {0, 1}));
+    const Args args(ctx, n);
+    OXPORT_ASSIGN(auto in, promotedInputs(ctx, n, {args.in("self", 0), args.in("other", 1)}));
     // Integers: a comparison and Where (Max/Min take integers from opset 12 only).
     if (!isFloating(n.output(0)->meta.dtype))
       return bindOut(ctx, n, whereTyped(ctx, ctx.emit1(is_max ? "Greater" : "Less", {in[0], in[1]}), in[0], in[1],
@@ -124,25 +128,27 @@ ConvertFn nanIgnoringExtremum(bool is_max) {
 
 // heaviside(self, values): values where self == 0, else self > 0.
 Status convertHeaviside(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
   const DType dt = n.output(0)->meta.dtype;
-  OXPORT_ASSIGN(auto in, promotedInputs(ctx, n, {0, 1}));
+  OXPORT_ASSIGN(auto in, promotedInputs(ctx, n, {args.in("self", 0), args.in("values", 1)}));
   std::string pos = ctx.cast(ctx.emit1("Greater", {in[0], ctx.constScalar(0, dt)}), dt);
   return bindOut(ctx, n, whereTyped(ctx, equalsScalar(ctx, in[0], 0, dt), in[1], pos, dt));
 }
 
 // isclose(a, b, rtol, atol, equal_nan): a == b, or finite and |a - b| <= atol + rtol * |b|.
 Status convertIsclose(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
   // Compared in the inputs' floating dtype when they share one, else in double.
-  DType dt = ctx.dtype(n.input(0));
-  if (!isFloating(dt) || ctx.dtype(n.input(1)) != dt) dt = DType::Float64;
-  OXPORT_ASSIGN(std::string a, ctx.tensorOfType(n.input(0), dt));
-  OXPORT_ASSIGN(std::string b, ctx.tensorOfType(n.input(1), dt));
+  DType dt = ctx.dtype(args.in("self", 0));
+  if (!isFloating(dt) || ctx.dtype(args.in("other", 1)) != dt) dt = DType::Float64;
+  OXPORT_ASSIGN(std::string a, ctx.tensorOfType(args.in("self", 0), dt));
+  OXPORT_ASSIGN(std::string b, ctx.tensorOfType(args.in("other", 1), dt));
   std::vector<std::string> in{a, b};
   double rtol = 1e-5, atol = 1e-8;
   bool equal_nan = false;
-  if (n.inputs.size() > 2) { OXPORT_ASSIGN(rtol, ctx.constDouble(n.input(2))); }
-  if (n.inputs.size() > 3) { OXPORT_ASSIGN(atol, ctx.constDouble(n.input(3))); }
-  if (n.inputs.size() > 4) { OXPORT_ASSIGN(equal_nan, ctx.constBool(n.input(4))); }
+  if (n.inputs.size() > 2) { OXPORT_ASSIGN(rtol, ctx.constDouble(args.in("rtol", 2))); }
+  if (n.inputs.size() > 3) { OXPORT_ASSIGN(atol, ctx.constDouble(args.in("atol", 3))); }
+  if (n.inputs.size() > 4) { OXPORT_ASSIGN(equal_nan, ctx.constBool(args.in("equal_nan", 4))); }
   std::string diff = ctx.emit1("Abs", {ctx.emit1("Sub", {in[0], in[1]})});
   std::string tol = ctx.emit1("Add", {ctx.constScalar(atol, dt), ctx.emit1("Mul", {ctx.constScalar(rtol, dt), ctx.emit1("Abs", {in[1]})})});
   std::string close = ctx.emit1("Not", {ctx.emit1("Greater", {diff, tol})});
@@ -188,16 +194,17 @@ Status convertEntr(Context& ctx, const Node& n) {
 // mean, not counted).
 ConvertFn nanReduce(bool mean) {
   return [mean](Context& ctx, const Node& n) -> Status {
+    const Args args(ctx, n);
     const DType dt = n.output(0)->meta.dtype;
-    OXPORT_ASSIGN(std::string x, ctx.tensorOfType(n.input(0), dt));
-    const int rank = ctx.rank(n.input(0));
+    OXPORT_ASSIGN(std::string x, ctx.tensorOfType(args.in("self", 0), dt));
+    const int rank = ctx.rank(args.in("self", 0));
     std::vector<int64_t> axes;
-    if (n.inputs.size() > 1 && !ctx.isNone(n.input(1))) {
-      OXPORT_ASSIGN(axes, ctx.constInts(n.input(1)));
+    if (args.has("dim", 1)) {
+      OXPORT_ASSIGN(axes, ctx.constInts(args.in("dim", 1)));
       for (auto& a : axes) a = ctx.normDim(a, rank);
     }
     bool keep = false;
-    if (n.inputs.size() > 2) { OXPORT_ASSIGN(keep, ctx.constBool(n.input(2))); }
+    if (n.inputs.size() > 2) { OXPORT_ASSIGN(keep, ctx.constBool(args.in("keepdim", 2))); }
     if (axes.empty())
       for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
     if (!isFloating(dt)) {
@@ -215,17 +222,18 @@ ConvertFn nanReduce(bool mean) {
 
 // isin(elements, test_elements, assume_unique=False, invert=False): any equal test element.
 Status convertIsin(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string e, ctx.tensor(n.input(0)));
-  OXPORT_ASSIGN(std::string t, ctx.tensor(n.input(1)));
-  DType de = ctx.dtype(n.input(0)), dtt = ctx.dtype(n.input(1));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string e, ctx.tensor(args.in({"elements", "element"}, 0)));
+  OXPORT_ASSIGN(std::string t, ctx.tensor(args.in({"test_elements", "test_element"}, 1)));
+  DType de = ctx.dtype(args.in({"elements", "element"}, 0)), dtt = ctx.dtype(args.in({"test_elements", "test_element"}, 1));
   // Compare in a dtype Equal takes at every opset (int64), or double for floats from opset 11.
   DType work = (isFloating(de) || isFloating(dtt)) ? DType::Float64 : DType::Int64;
   if (work == DType::Float64 && ctx.opset() < 11) return ctx.needsOpset(11, "isin of floating-point values (Equal)");
   e = ctx.cast(e, work);
   t = ctx.reshape(ctx.cast(t, work), {-1});
   bool invert = false;
-  if (n.inputs.size() > 3) { OXPORT_ASSIGN(invert, ctx.constBool(n.input(3))); }
-  const int rank = ctx.rank(n.input(0));
+  if (n.inputs.size() > 3) { OXPORT_ASSIGN(invert, ctx.constBool(args.in("invert", 3))); }
+  const int rank = ctx.rank(args.in({"elements", "element"}, 0));
   std::string eq = ctx.emit1("Equal", {ctx.unsqueeze(e, {rank}), t});
   std::string any = ctx.cast(reduceOver(ctx, "ReduceMax", ctx.cast(eq, DType::Int32), {rank}, false), DType::Bool);
   return bindOut(ctx, n, invert ? ctx.emit1("Not", {any}) : any);
@@ -239,17 +247,18 @@ std::string firstDifference(Context& ctx, const std::string& x, int64_t axis, DT
 
 // diff(self, n=1, dim=-1, prepend=None, append=None)
 Status convertDiff(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
   const DType dt = n.output(0)->meta.dtype;
-  OXPORT_ASSIGN(std::string x, ctx.tensorOfType(n.input(0), dt));
-  const int rank = ctx.rank(n.input(0));
+  OXPORT_ASSIGN(std::string x, ctx.tensorOfType(args.in("self", 0), dt));
+  const int rank = ctx.rank(args.in("self", 0));
   int64_t times = 1, dim = -1;
-  if (n.inputs.size() > 1) { OXPORT_ASSIGN(times, ctx.constInt(n.input(1))); }
-  if (n.inputs.size() > 2) { OXPORT_ASSIGN(dim, ctx.constInt(n.input(2))); }
+  if (n.inputs.size() > 1) { OXPORT_ASSIGN(times, ctx.constInt(args.in("n", 1))); }
+  if (n.inputs.size() > 2) { OXPORT_ASSIGN(dim, ctx.constInt(args.in("dim", 2))); }
   dim = ctx.normDim(dim, rank);
   std::vector<std::string> parts;
-  if (n.inputs.size() > 3 && !ctx.isNone(n.input(3))) { OXPORT_ASSIGN(std::string pre, ctx.tensorOfType(n.input(3), dt)); parts.push_back(pre); }
+  if (args.has("prepend", 3)) { OXPORT_ASSIGN(std::string pre, ctx.tensorOfType(args.in("prepend", 3), dt)); parts.push_back(pre); }
   parts.push_back(x);
-  if (n.inputs.size() > 4 && !ctx.isNone(n.input(4))) { OXPORT_ASSIGN(std::string app, ctx.tensorOfType(n.input(4), dt)); parts.push_back(app); }
+  if (args.has("append", 4)) { OXPORT_ASSIGN(std::string app, ctx.tensorOfType(args.in("append", 4), dt)); parts.push_back(app); }
   if (parts.size() > 1) x = ctx.emit1("Concat", parts, {attrInt("axis", dim)});
   for (int64_t i = 0; i < times; ++i) x = firstDifference(ctx, x, dim, dt);
   return bindOut(ctx, n, times == 0 && parts.size() == 1 ? ctx.emit1("Identity", {x}) : x);
@@ -278,10 +287,11 @@ std::string pNorm(Context& ctx, const std::string& x, double p, const std::vecto
 
 // dist(self, other, p=2) = ||self - other||_p over every element.
 Status convertDist(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
   const DType dt = n.output(0)->meta.dtype;
   OXPORT_ASSIGN(auto in, floatInputs(ctx, n, {0, 1}));
   double p = 2;
-  if (n.inputs.size() > 2) { OXPORT_ASSIGN(p, ctx.constDouble(n.input(2))); }
+  if (n.inputs.size() > 2) { OXPORT_ASSIGN(p, ctx.constDouble(args.in("p", 2))); }
   std::string d = ctx.reshape(ctx.emit1("Sub", {in[0], in[1]}), {-1});
   return bindOut(ctx, n, pNorm(ctx, d, p, {0}, false, dt));
 }
@@ -289,12 +299,13 @@ Status convertDist(Context& ctx, const Node& n) {
 // renorm(self, p, dim, maxnorm): each slice along dim scaled to a p-norm of at most maxnorm
 // (by maxnorm / (norm + 1e-7), as PyTorch).
 Status convertRenorm(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
   const DType dt = n.output(0)->meta.dtype;
   OXPORT_ASSIGN(auto in, floatInputs(ctx, n, {0}));
-  OXPORT_ASSIGN(double p, ctx.constDouble(n.input(1)));
-  OXPORT_ASSIGN(int64_t dim, ctx.constInt(n.input(2)));
-  OXPORT_ASSIGN(double maxnorm, ctx.constDouble(n.input(3)));
-  const int rank = ctx.rank(n.input(0));
+  OXPORT_ASSIGN(double p, ctx.constDouble(args.in("p", 1)));
+  OXPORT_ASSIGN(int64_t dim, ctx.constInt(args.in("dim", 2)));
+  OXPORT_ASSIGN(double maxnorm, ctx.constDouble(args.in("maxnorm", 3)));
+  const int rank = ctx.rank(args.in("self", 0));
   dim = ctx.normDim(dim, rank);
   std::vector<int64_t> axes;
   for (int64_t i = 0; i < rank; ++i)
@@ -308,11 +319,12 @@ Status convertRenorm(Context& ctx, const Node& n) {
 
 // trapezoid(y, dx=1, dim=-1) / trapezoid(y, x, dim=-1): sum of (y[i+1] + y[i]) / 2 * step.
 Status convertTrapezoid(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
   const DType dt = n.output(0)->meta.dtype;
-  OXPORT_ASSIGN(std::string y, ctx.tensorOfType(n.input(0), dt));
-  const int rank = ctx.rank(n.input(0));
+  OXPORT_ASSIGN(std::string y, ctx.tensorOfType(args.in("y", 0), dt));
+  const int rank = ctx.rank(args.in("y", 0));
   int64_t dim = -1;
-  if (n.inputs.size() > 2) { OXPORT_ASSIGN(dim, ctx.constInt(n.input(2))); }
+  if (n.inputs.size() > 2) { OXPORT_ASSIGN(dim, ctx.constInt(args.in("dim", 2))); }
   dim = ctx.normDim(dim, rank);
   std::string hi = ctx.slice(y, {1}, {kInt64Max}, {dim}), lo = ctx.slice(y, {0}, {-1}, {dim});
   std::string mid = ctx.emit1("Div", {ctx.emit1("Add", {hi, lo}), ctx.constScalar(2, dt)});

@@ -5,6 +5,7 @@
 // (or is random).
 #include <cmath>
 
+#include "convert/args.h"
 #include "convert/registry.h"
 #include "convert/util.h"
 
@@ -17,13 +18,7 @@ DType scalarDType(const Value* v) {
   // A Scalar (Number, typed Float in the IR) passed on from a tensor keeps that tensor's dtype.
   if (v->producer && v->producer->kind == "aten::ScalarImplicit" && v->producer->input(0)->isTensor())
     return v->producer->input(0)->meta.dtype;
-  switch (v->type) {
-    case ts::ValueType::Tensor: return v->meta.dtype;
-    case ts::ValueType::Int: return DType::Int64;
-    case ts::ValueType::Float: return DType::Float32;
-    case ts::ValueType::Bool: return DType::Bool;
-    default: break;
-  }
+  if (auto dt = typeDType(v)) return *dt;
   if (v->example && v->example->isDouble()) return DType::Float32;
   if (v->example && v->example->isBool()) return DType::Bool;
   return DType::Int64;
@@ -63,7 +58,8 @@ Result<std::string> filled(Context& ctx, const std::string& shape, const Value* 
 // zeros/ones/empty(size, ...) and full(size, fill_value, ...)
 ConvertFn constantOfSize(double value, bool has_fill) {
   return [value, has_fill](Context& ctx, const Node& n) -> Status {
-    OXPORT_ASSIGN(std::string shape, ctx.intsTensor(n.input(0)));
+    const Args args(ctx, n);
+    OXPORT_ASSIGN(std::string shape, ctx.intsTensor(args.in("size", 0)));
     OXPORT_ASSIGN(std::string out, filled(ctx, shape, has_fill ? n.input(1) : nullptr, value, outDType(n)));
     return bindOut(ctx, n, out);
   };
@@ -72,7 +68,8 @@ ConvertFn constantOfSize(double value, bool has_fill) {
 // zeros_like/ones_like/empty_like(self, ...) and full_like(self, fill_value, ...)
 ConvertFn constantLike(double value, bool has_fill) {
   return [value, has_fill](Context& ctx, const Node& n) -> Status {
-    OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+    const Args args(ctx, n);
+    OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
     OXPORT_ASSIGN(std::string out, filled(ctx, ctx.shapeOf(x), has_fill ? n.input(1) : nullptr, value, outDType(n)));
     return bindOut(ctx, n, out);
   };
@@ -81,7 +78,8 @@ ConvertFn constantLike(double value, bool has_fill) {
 // new_zeros/new_ones/new_empty(self, size, ...) and new_full(self, size, fill_value, ...)
 ConvertFn constantNew(double value, bool has_fill) {
   return [value, has_fill](Context& ctx, const Node& n) -> Status {
-    OXPORT_ASSIGN(std::string shape, ctx.intsTensor(n.input(1)));
+    const Args args(ctx, n);
+    OXPORT_ASSIGN(std::string shape, ctx.intsTensor(args.in("size", 1)));
     OXPORT_ASSIGN(std::string out, filled(ctx, shape, has_fill ? n.input(2) : nullptr, value, outDType(n)));
     return bindOut(ctx, n, out);
   };
@@ -89,8 +87,9 @@ ConvertFn constantNew(double value, bool has_fill) {
 
 // fill_(self, value) / fill(self, value) / zero_(self)
 Status convertFill(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  const Value* v = n.inputs.size() > 1 ? n.input(1) : nullptr;
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+  const Value* v = args.optIn("value", 1);
   OXPORT_ASSIGN(std::string out, filled(ctx, ctx.shapeOf(x), v, 0.0, outDType(n)));
   return bindOut(ctx, n, out);
 }
@@ -98,11 +97,12 @@ Status convertFill(Context& ctx, const Node& n) {
 // arange(end) / arange(start, end) / arange(start, end, step), each followed by dtype, layout,
 // device, pin_memory. Computed in int64 when every bound is an integer, else in double, then cast.
 Status convertArange(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
   const size_t count = n.inputs.size();
   if (count < 5 || count > 7) return ctx.error("unsupported-form", "unknown arange overload: " + n.schema);
-  const Value* start = count >= 6 ? n.input(0) : nullptr;
-  const Value* end = count >= 6 ? n.input(1) : n.input(0);
-  const Value* step = count == 7 ? n.input(2) : nullptr;
+  const Value* start = args.optIn("start", count >= 6 ? 0 : Args::kByName);
+  const Value* end = args.in("end", count >= 6 ? 1 : 0);
+  const Value* step = args.optIn("step", count == 7 ? 2 : Args::kByName);
   const DType out = outDType(n);
   bool integral = !isFloating(out) && isIntegralScalar(end) && (!start || isIntegralScalar(start)) &&
                   (!step || isIntegralScalar(step));
@@ -127,10 +127,11 @@ Status convertArange(Context& ctx, const Node& n) {
 
 // linspace(start, end, steps, dtype, layout, device, pin_memory): start + i * (end - start) / (steps - 1).
 Status convertLinspace(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
   const DType out = outDType(n);
-  OXPORT_ASSIGN(std::string s, scalarAs(ctx, n.input(0), DType::Float64));
-  OXPORT_ASSIGN(std::string e, scalarAs(ctx, n.input(1), DType::Float64));
-  OXPORT_ASSIGN(std::string steps, scalarAs(ctx, n.input(2), DType::Int64));
+  OXPORT_ASSIGN(std::string s, scalarAs(ctx, args.in("start", 0), DType::Float64));
+  OXPORT_ASSIGN(std::string e, scalarAs(ctx, args.in("end", 1), DType::Float64));
+  OXPORT_ASSIGN(std::string steps, scalarAs(ctx, args.in("steps", 2), DType::Int64));
   std::string i = ctx.cast(arangeOf(ctx, steps), DType::Float64);
   std::string denom = ctx.emit1("Max", {ctx.cast(ctx.emit1("Sub", {steps, ctx.constScalar(1, DType::Int64)}), DType::Float64),
                                         ctx.constScalar(1, DType::Float64)});
@@ -145,10 +146,11 @@ Status convertLinspace(Context& ctx, const Node& n) {
 // upper/lower triangle in row-major order, a constant computed here (sizes must be static).
 ConvertFn triIndices(bool upper) {
   return [upper](Context& ctx, const Node& n) -> Status {
-    OXPORT_ASSIGN(int64_t rows, ctx.constInt(n.input(0)));
-    OXPORT_ASSIGN(int64_t cols, ctx.constInt(n.input(1)));
+    const Args args(ctx, n);
+    OXPORT_ASSIGN(int64_t rows, ctx.constInt(args.in("row", 0)));
+    OXPORT_ASSIGN(int64_t cols, ctx.constInt(args.in("col", 1)));
     int64_t offset = 0;
-    if (n.inputs.size() > 2) { OXPORT_ASSIGN(offset, ctx.constInt(n.input(2))); }
+    if (n.inputs.size() > 2) { OXPORT_ASSIGN(offset, ctx.constInt(args.in("offset", 2))); }
     std::vector<int64_t> rs, cs;
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t c = 0; c < cols; ++c)
@@ -162,8 +164,9 @@ ConvertFn triIndices(bool upper) {
 }
 
 Status convertEye(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
   const bool has_m = n.inputs.size() >= 6;
-  OXPORT_ASSIGN(std::string rows, scalarAs(ctx, n.input(0), DType::Int64));
+  OXPORT_ASSIGN(std::string rows, scalarAs(ctx, args.in("n", 0), DType::Int64));
   std::string cols = rows;
   if (has_m) { OXPORT_ASSIGN(cols, scalarAs(ctx, n.input(1), DType::Int64)); }
   std::string shape = ctx.emit1("Concat", {ctx.reshape(rows, {1}), ctx.reshape(cols, {1})}, {attrInt("axis", 0)});
@@ -174,7 +177,8 @@ Status convertEye(Context& ctx, const Node& n) {
 
 // scalar_tensor(s, dtype, ...)
 Status convertScalarTensor(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string s, scalarAs(ctx, n.input(0), outDType(n)));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string s, scalarAs(ctx, args.in("s", 0), outDType(n)));
   return bindOut(ctx, n, s);
 }
 
@@ -206,11 +210,12 @@ Status convertTensorData(Context& ctx, const Node& n) {
 // hann_window(window_length, [periodic,] dtype, ...): HannWindow from opset 17, else
 // 0.5 - 0.5 cos(2 pi i / N) with N = length (periodic) or length - 1; a window of length 1 is [1].
 Status convertHannWindow(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
   const bool has_periodic = n.inputs.size() >= 6;
   bool periodic = true;
   if (has_periodic) { OXPORT_ASSIGN(periodic, ctx.constBool(n.input(1))); }
   const DType out = outDType(n);
-  OXPORT_ASSIGN(std::string len, scalarAs(ctx, n.input(0), DType::Int64));
+  OXPORT_ASSIGN(std::string len, scalarAs(ctx, args.in("window_length", 0), DType::Int64));
   if (ctx.opset() >= 17 && isFloating(out) && out != DType::BFloat16) {
     return bindOut(ctx, n, ctx.emit1("HannWindow", {len}, {attrInt("periodic", periodic ? 1 : 0),
                                                           attrInt("output_datatype", onnxDataType(out))}));
@@ -228,9 +233,10 @@ Status convertHannWindow(Context& ctx, const Node& n) {
 
 // _dim_arange(like, dim): arange(like.size(dim)).
 Status convertDimArange(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  OXPORT_ASSIGN(int64_t dim, ctx.constInt(n.input(1)));
-  dim = ctx.normDim(dim, ctx.rank(n.input(0)));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("like", 0)));
+  OXPORT_ASSIGN(int64_t dim, ctx.constInt(args.in("dim", 1)));
+  dim = ctx.normDim(dim, ctx.rank(args.in("like", 0)));
   std::string r = arangeOf(ctx, dimSize(ctx, x, dim, true));
   return bindOut(ctx, n, outDType(n) == DType::Int64 ? r : ctx.cast(r, outDType(n)));
 }
@@ -248,9 +254,10 @@ std::string randomLike(Context& ctx, bool normal, const std::string& like, DType
 // over a tensor of that shape.
 ConvertFn randomOfSize(bool normal) {
   return [normal](Context& ctx, const Node& n) -> Status {
+    const Args args(ctx, n);
     const DType dt = outDType(n);
     if (!isFloating(dt)) return ctx.error("unsupported-form", "random values of an integer dtype have no ONNX form");
-    const Value* size = n.input(0);
+    const Value* size = args.in("size", 0);
     if (size->constant) {
       OXPORT_ASSIGN(auto shape, ctx.constInts(size));
       return bindOut(ctx, n, ctx.emit1(normal ? "RandomNormal" : "RandomUniform", {},
@@ -265,9 +272,10 @@ ConvertFn randomOfSize(bool normal) {
 // rand_like/randn_like(self, ...)
 ConvertFn randomLikeOp(bool normal) {
   return [normal](Context& ctx, const Node& n) -> Status {
+    const Args args(ctx, n);
     const DType dt = outDType(n);
     if (!isFloating(dt)) return ctx.error("unsupported-form", "random values of an integer dtype have no ONNX form");
-    OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+    OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
     return bindOut(ctx, n, randomLike(ctx, normal, x, dt));
   };
 }
@@ -275,9 +283,10 @@ ConvertFn randomLikeOp(bool normal) {
 // normal(mean, std, ...): a standard normal sample scaled and shifted; the overloads differ in
 // which of mean and std is a tensor (or neither, with a size).
 Status convertNormal(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
   const DType dt = outDType(n);
-  const Value* mean = n.input(0);
-  const Value* stdv = n.input(1);
+  const Value* mean = args.in("mean", 0);
+  const Value* stdv = args.in("std", 1);
   std::string z;
   if (!mean->isTensor() && !stdv->isTensor()) {
     OXPORT_ASSIGN(std::string shape, ctx.intsTensor(n.input(2)));
@@ -299,9 +308,10 @@ Status convertNormal(Context& ctx, const Node& n) {
 // function body ONNX gives Bernoulli-15. Bernoulli itself is not emitted: ONNX Runtime (1.20)
 // draws ones with probability 1 - p there (the bernoulli_*_mean cases show it).
 Status convertBernoulli(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
   const DType dt = outDType(n);
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  const DType xdt = ctx.dtype(n.input(0));
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+  const DType xdt = ctx.dtype(args.in("self", 0));
   std::string p = x;
   if (n.inputs.size() >= 3 && !ctx.isNone(n.input(1))) {
     const Value* pv = n.input(1);
@@ -321,15 +331,16 @@ Status convertBernoulli(Context& ctx, const Node& n) {
 // multinomial(self, num_samples, replacement): Multinomial samples with replacement from
 // log-probabilities; without replacement only one sample per row has the same meaning.
 Status convertMultinomial(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  OXPORT_ASSIGN(int64_t samples, ctx.constInt(n.input(1)));
-  OXPORT_ASSIGN(bool replacement, ctx.constBool(n.input(2)));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+  OXPORT_ASSIGN(int64_t samples, ctx.constInt(args.in("num_samples", 1)));
+  OXPORT_ASSIGN(bool replacement, ctx.constBool(args.in("replacement", 2)));
   if (!replacement && samples > 1)
     return ctx.error("unsupported-form", "multinomial without replacement has no ONNX form (Multinomial draws with replacement)",
                      "use replacement=True, or num_samples=1");
-  const bool one_d = ctx.rank(n.input(0)) == 1;
+  const bool one_d = ctx.rank(args.in("self", 0)) == 1;
   if (one_d) x = ctx.unsqueeze(x, {0});
-  if (ctx.dtype(n.input(0)) != DType::Float32 && ctx.dtype(n.input(0)) != DType::Float64) x = ctx.cast(x, DType::Float32);
+  if (ctx.dtype(args.in("self", 0)) != DType::Float32 && ctx.dtype(args.in("self", 0)) != DType::Float64) x = ctx.cast(x, DType::Float32);
   std::string out = ctx.emit1("Multinomial", {ctx.emit1("Log", {x})},
                               {attrInt("sample_size", samples), dtypeAttr(DType::Int64)});
   if (one_d) out = ctx.squeeze(out, {0});

@@ -27,14 +27,24 @@ HostTensor transpose2D(const HostTensor& t) {
   return HostTensor::fromBytes(t.dtype, {c, r}, std::move(out));
 }
 
-Result<std::vector<std::string>> promotedInputs(Context& ctx, const Node& n, const std::vector<size_t>& idx) {
-  DType out = n.output(0)->meta.dtype;
+Result<std::vector<std::string>> promotedInputs(Context& ctx, const Node& n, const std::vector<const Value*>& values) {
+  const DType out = n.output(0)->meta.dtype;
   std::vector<std::string> names;
-  for (size_t i : idx) {
-    OXPORT_ASSIGN(std::string s, ctx.tensorOfType(n.input(i), out));
+  for (const Value* v : values) {
+    OXPORT_ASSIGN(std::string s, ctx.tensorOfType(v, out));
     names.push_back(s);
   }
   return names;
+}
+
+std::optional<DType> typeDType(const Value* v) {
+  switch (v->type) {
+    case ts::ValueType::Tensor: return v->meta.dtype;
+    case ts::ValueType::Int: return DType::Int64;
+    case ts::ValueType::Float: return DType::Float32;
+    case ts::ValueType::Bool: return DType::Bool;
+    default: return std::nullopt;
+  }
 }
 
 void addAll(Registry& r, const std::vector<std::string>& kinds, const ConvertFn& fn, int min_opset, int max_opset) {
@@ -48,11 +58,6 @@ std::string reduceOver(Context& ctx, const std::string& op, const std::string& x
   if (op == "ReduceSum" && ctx.opset() >= 13) return ctx.emit1(op, {x, ctx.constInt64s(axes)}, std::move(attrs));
   attrs.push_back(attrInts("axes", axes));
   return ctx.emit1(op, {x}, std::move(attrs));
-}
-
-const Value* namedArg(const Node& n, const std::string& name) {
-  const int i = n.argIndex(name);
-  return i >= 0 && static_cast<size_t>(i) < n.inputs.size() ? n.input(static_cast<size_t>(i)) : nullptr;
 }
 
 std::string arangeOf(Context& ctx, const std::string& n) {

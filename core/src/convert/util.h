@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,8 +29,12 @@ inline Status bindOut(Context& ctx, const Node& n, const std::string& name) {
   return okStatus();
 }
 
-// Inputs of an elementwise op, cast to the dtype the example run produced at the output.
-Result<std::vector<std::string>> promotedInputs(Context& ctx, const Node& n, const std::vector<size_t>& idx);
+// Arguments of an elementwise op, cast to the dtype the example run produced at n's output.
+Result<std::vector<std::string>> promotedInputs(Context& ctx, const Node& n, const std::vector<const Value*>& values);
+
+// The ONNX dtype of a value of type Tensor (its example dtype), int, float or bool (0-d tensors);
+// nullopt for other types (a Scalar, a list).
+std::optional<DType> typeDType(const Value* v);
 
 // Registers the same converter under several kinds (e.g. aten::relu and aten::relu_).
 void addAll(Registry& r, const std::vector<std::string>& kinds, const ConvertFn& fn, int min_opset = kMinOpset,
@@ -40,8 +45,6 @@ void addAll(Registry& r, const std::vector<std::string>& kinds, const ConvertFn&
 std::string reduceOver(Context& ctx, const std::string& op, const std::string& x, const std::vector<int64_t>& axes,
                        bool keepdims);
 
-// The input bound to schema argument `name`, or nullptr when the node's overload has none.
-const Value* namedArg(const Node& n, const std::string& name);
 
 // 0, 1, ..., n-1 as int64, for a 0-d or 1-element int64 tensor n that may be dynamic: Range from
 // opset 11, NonZero over a tensor of ones before.
