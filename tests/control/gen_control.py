@@ -144,7 +144,8 @@ class SizesListArithmetic(torch.nn.Module):
 
 
 class DictLookup(torch.nn.Module):
-    """A dict of tensors mutated on a data-dependent branch, then read: refused in both modes."""
+    """A dict of tensors mutated on a data-dependent branch, then read: refused in script mode, the
+    example's path in trace mode."""
 
     def forward(self, x):
         d: Dict[str, torch.Tensor] = {"a": x}

@@ -180,7 +180,9 @@ bool Frontend::hasStaticLength(const jit::Value* v) const {
 static bool writesOuterList(const jit::Node* n) {
   std::function<bool(const jit::Block*)> visit = [&](const jit::Block* b) {
     for (const jit::Node* bn : b->nodes()) {
-      if (isInPlaceListOp(bn) && !bn->inputs().empty() && bn->input(0)->type()->kind() == c10::TypeKind::ListType) {
+      if (isInPlaceListOp(bn) && !bn->inputs().empty() &&
+          (bn->input(0)->type()->kind() == c10::TypeKind::ListType ||
+           bn->input(0)->type()->kind() == c10::TypeKind::DictType)) {
         bool inside = false;
         for (const jit::Block* ob = bn->input(0)->node()->owningBlock(); ob && ob->owningNode();
              ob = ob->owningNode()->owningBlock())
@@ -320,8 +322,9 @@ Status Frontend::runIf(jit::Node* n) {
   if (!static_cond && writesOuterList(n)) {
     if (!decidedByShapes(n->input(0)))
       return nodeError(n, "unsupported-form",
-                       "a branch on values computed from the inputs' data changes a list made outside it in place; "
-                       "the list's contents after the if would depend on the data, which has no ONNX form",
+                       "a branch on values computed from the inputs' data changes a list or dict made outside it "
+                       "in place; its contents after the if would depend on the data, and ONNX has no dicts and no "
+                       "lists of numbers",
                        "build a new list in each branch (s = [0, s[1]] if cond else s), keep the values in a "
                        "tensor, or export with graph_mode \"trace\" (--graph-mode trace)");
     // Decided by the sizes alone: exact at the example's sizes, so the branch taken is kept, and
