@@ -16,24 +16,9 @@ namespace oxport::convert {
 
 namespace {
 
-// The dtype the grid is reduced in: ONNX Runtime reduces float, double, int32 and int64.
-DType gridType(DType dt) {
-  switch (dt) {
-    case DType::Float32:
-    case DType::Float64:
-    case DType::Int32:
-    case DType::Int64: return dt;
-    case DType::Float16:
-    case DType::BFloat16: return DType::Float32;
-    default: return DType::Int64;
-  }
-}
 
 bool isFloat(DType dt) { return dt == DType::Float32 || dt == DType::Float64; }
 
-std::string castIf(Context& ctx, const std::string& x, DType have, DType want) {
-  return have == want ? x : ctx.cast(x, want);
-}
 
 // The grid over axis d of a rank-r tensor: x with a new axis inserted at d, so row i (axis d)
 // broadcasts and column j (axis d+1) runs over the input's elements.
@@ -68,7 +53,7 @@ Status convertCumprod(Context& ctx, const Node& n) {
   OXPORT_ASSIGN(std::string x0, ctx.tensor(n.input(0)));
   OXPORT_ASSIGN(int64_t dim, ctx.constInt(n.input(1)));
   const DType out = n.output(0)->meta.dtype;
-  const DType work = gridType(out);
+  const DType work = reduceWorkType(out);
   const int rank = ctx.rank(n.input(0));
   std::string x = castIf(ctx, x0, ctx.dtype(n.input(0)), work);
   if (rank == 0) return bindOut(ctx, n, castIf(ctx, ctx.emit1("Identity", {x}), work, out));
@@ -85,10 +70,10 @@ Status convertLogcumsumexp(Context& ctx, const Node& n) {
   OXPORT_ASSIGN(std::string x0, ctx.tensor(n.input(0)));
   OXPORT_ASSIGN(int64_t dim, ctx.constInt(n.input(1)));
   const DType out = n.output(0)->meta.dtype;
-  if (!isFloat(gridType(out)))
+  if (!isFloat(reduceWorkType(out)))
     return ctx.error("unsupported-form", std::string("logcumsumexp of a ") + dtypeName(out) + " tensor",
                      "libtorch computes it for floating-point tensors only");
-  const DType work = gridType(out);
+  const DType work = reduceWorkType(out);
   const int rank = ctx.rank(n.input(0));
   std::string x = castIf(ctx, x0, ctx.dtype(n.input(0)), work);
   if (rank == 0) return bindOut(ctx, n, castIf(ctx, ctx.emit1("Identity", {x}), work, out));
@@ -114,7 +99,7 @@ Status convertCumExtreme(Context& ctx, const Node& n, bool is_max) {
   OXPORT_ASSIGN(int64_t dim, ctx.constInt(n.input(1)));
   const DType in = ctx.dtype(n.input(0));
   const DType out = n.output(0)->meta.dtype;
-  const DType work = in == DType::Bool ? DType::Int32 : gridType(in);
+  const DType work = in == DType::Bool ? DType::Int32 : reduceWorkType(in);
   const int rank = ctx.rank(n.input(0));
   std::string x = castIf(ctx, x0, in, work);
   if (rank == 0) {

@@ -13,9 +13,6 @@ namespace oxport::convert {
 
 namespace {
 
-std::string castIf(Context& ctx, const std::string& x, DType have, DType want) {
-  return have == want ? x : ctx.cast(x, want);
-}
 
 // The dtype elementwise integer arithmetic runs in for ONNX Runtime (int32/int64 kernels).
 DType arithType(DType dt) {

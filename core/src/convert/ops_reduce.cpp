@@ -13,23 +13,7 @@ namespace oxport::convert {
 
 namespace {
 
-// The dtype a reduction runs in: ONNX Runtime reduces float/double/int32/int64; float16 and
-// bfloat16 go through float32, bool and the small integers through int64.
-DType workType(DType dt) {
-  switch (dt) {
-    case DType::Float32:
-    case DType::Float64:
-    case DType::Int32:
-    case DType::Int64: return dt;
-    case DType::Float16:
-    case DType::BFloat16: return DType::Float32;
-    default: return DType::Int64;
-  }
-}
 
-std::string castIf(Context& ctx, const std::string& x, DType have, DType want) {
-  return have == want ? x : ctx.cast(x, want);
-}
 
 // The reduced axes of an `int[1]? dim` / `int? dim` argument, normalized and sorted; empty means
 // every axis (None, [] or a missing argument).
@@ -58,7 +42,7 @@ Result<bool> keepdimArg(Context& ctx, const Node& n) {
 // The reduction of x (of dtype `have`) over axes, in the work dtype, cast to `out`.
 std::string reduceTyped(Context& ctx, const std::string& op, const std::string& x, DType have, DType out,
                         const std::vector<int64_t>& axes, bool keepdim) {
-  const DType work = workType(out);
+  const DType work = reduceWorkType(out);
   std::string y = reduceOver(ctx, op, castIf(ctx, x, have, work), axes, keepdim);
   return castIf(ctx, y, work, out);
 }
@@ -102,7 +86,7 @@ ConvertFn reduceSimple(const std::string& op) {
     // Promote first (sum(int8) is int64, sum(x, dtype=float64) accumulates in float64).
     std::string xin = castIf(ctx, x, in, out);
     if (op == "ReduceMean" && isFloating(out) && reducesNothing(ctx.meta(args.in("self", 0)).shape, axes)) {
-      const DType work = workType(out);
+      const DType work = reduceWorkType(out);
       std::string m = meanOver(ctx, castIf(ctx, xin, out, work), ctx.meta(args.in("self", 0)).shape, axes, keepdim, work);
       return bindOut(ctx, n, castIf(ctx, m, work, out));
     }
@@ -251,7 +235,7 @@ ConvertFn convertVariance(bool take_sqrt, bool with_mean) {
     const Args args(ctx, n);
     const DType out = n.output(0)->meta.dtype;
     OXPORT_ASSIGN(std::string x0, ctx.tensor(args.in("self", 0)));
-    const DType work = workType(out);
+    const DType work = reduceWorkType(out);
     std::string x = castIf(ctx, x0, ctx.dtype(args.in("self", 0)), work);
     const int rank = ctx.rank(args.in("self", 0));
     OXPORT_ASSIGN(auto axes, reducedAxes(ctx, args.optIn("dim"), rank));
@@ -449,10 +433,10 @@ Status convertCumsum(Context& ctx, const Node& n) {
   OXPORT_ASSIGN(int64_t d, ctx.constInt(args.in("dim", 1)));
   const DType out = n.output(0)->meta.dtype;
   const int rank = ctx.rank(args.in("self", 0));
-  std::string x = castIf(ctx, x0, ctx.dtype(args.in("self", 0)), workType(out));
-  if (rank == 0) return bindOut(ctx, n, castIf(ctx, ctx.emit1("Identity", {x}), workType(out), out));
+  std::string x = castIf(ctx, x0, ctx.dtype(args.in("self", 0)), reduceWorkType(out));
+  if (rank == 0) return bindOut(ctx, n, castIf(ctx, ctx.emit1("Identity", {x}), reduceWorkType(out), out));
   std::string y = ctx.emit1("CumSum", {x, ctx.constInt64s({ctx.normDim(d, rank)}, true)});
-  return bindOut(ctx, n, castIf(ctx, y, workType(out), out));
+  return bindOut(ctx, n, castIf(ctx, y, reduceWorkType(out), out));
 }
 
 }  // namespace

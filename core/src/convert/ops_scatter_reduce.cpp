@@ -27,23 +27,9 @@ namespace {
 
 enum class Reduce { Sum, Prod, Mean, Amax, Amin };
 
-DType workType(DType dt) {
-  switch (dt) {
-    case DType::Float32:
-    case DType::Float64:
-    case DType::Int32:
-    case DType::Int64: return dt;
-    case DType::Float16:
-    case DType::BFloat16: return DType::Float32;
-    default: return DType::Int64;
-  }
-}
 
 bool isFloat(DType dt) { return dt == DType::Float32 || dt == DType::Float64; }
 
-std::string castIf(Context& ctx, const std::string& x, DType have, DType want) {
-  return have == want ? x : ctx.cast(x, want);
-}
 
 std::string wrapNegative(Context& ctx, const std::string& idx, const std::string& data, int64_t dim) {
   std::string size = dimSize(ctx, data, dim, true);
@@ -139,7 +125,7 @@ Status emitScatterReduce(Context& ctx, const Node& n, bool index_reduce) {
   const Value* self_v = n.input(0);
   const int rank = ctx.rank(self_v);
   const DType dt = ctx.dtype(self_v);
-  const DType work = workType(dt);
+  const DType work = reduceWorkType(dt);
   OXPORT_ASSIGN(int64_t dim, ctx.constInt(n.input(1)));
   dim = rank == 0 ? 0 : ctx.normDim(dim, rank);
   OXPORT_ASSIGN(std::string reduce_s, ctx.constString(n.input(4)));

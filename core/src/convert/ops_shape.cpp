@@ -344,12 +344,6 @@ Status convertExpand(Context& ctx, const Node& n) {
 
 // ---- reordering and repeating
 
-std::vector<int64_t> iotaPerm(int n) {
-  std::vector<int64_t> v(static_cast<size_t>(n));
-  for (int i = 0; i < n; ++i) v[static_cast<size_t>(i)] = i;
-  return v;
-}
-
 // Concat of 1-D int64 pieces (skipping none).
 std::string concatShape(Context& ctx, const std::vector<std::string>& parts) {
   if (parts.size() == 1) return parts[0];

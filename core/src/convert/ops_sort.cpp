@@ -10,10 +10,6 @@ namespace oxport::convert {
 
 namespace {
 
-std::string castIf(Context& ctx, const std::string& x, DType have, DType want) {
-  return have == want ? x : ctx.cast(x, want);
-}
-
 // The dtype TopK runs in: ONNX Runtime sorts float/double, and int32/int64 from opset 11.
 DType topkType(DType dt, int opset) {
   if (dt == DType::Float32 || dt == DType::Float64) return dt;

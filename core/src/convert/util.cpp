@@ -81,4 +81,20 @@ std::string whereTyped(Context& ctx, const std::string& c, const std::string& a,
   return ctx.cast(w, dt);
 }
 
+DType reduceWorkType(DType dt) {
+  switch (dt) {
+    case DType::Float32:
+    case DType::Float64:
+    case DType::Int32:
+    case DType::Int64: return dt;
+    case DType::Float16:
+    case DType::BFloat16: return DType::Float32;
+    default: return DType::Int64;
+  }
+}
+
+std::string castIf(Context& ctx, const std::string& x, DType have, DType want) {
+  return have == want ? x : ctx.cast(x, want);
+}
+
 }  // namespace oxport::convert

@@ -60,4 +60,12 @@ Status convertNonzeroNumpy(Context& ctx, const Node& n);
 // or int16 values: those go through int32 and back (exact).
 std::string whereTyped(Context& ctx, const std::string& c, const std::string& a, const std::string& b, DType dt);
 
+// The dtype a reduction (or a product, a cumulative op) runs in: ONNX Runtime reduces float,
+// double, int32 and int64; float16 and bfloat16 go through float32, bool and the small integers
+// through int64.
+DType reduceWorkType(DType dt);
+
+// x as `want` (a Cast unless it has that dtype already).
+std::string castIf(Context& ctx, const std::string& x, DType have, DType want);
+
 }  // namespace oxport::convert
