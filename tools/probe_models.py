@@ -61,6 +61,8 @@ def run_cli(cli, pt, onnx, spec, dynamic, timeout):
             if line.startswith("error["):
                 break
     status = "ok" if p.returncode == 0 else "FAIL"
+    if status == "ok" and "verify-skipped" in out:
+        status = "unverified"  # an op kept as a custom-domain node (FALLTHROUGH): ONNX Runtime cannot run it
     return status, (max(rels) if rels else None), first, time.time() - t0
 
 
@@ -102,7 +104,7 @@ def main():
     print("| --- | --- | --- | --- | --- | --- |")
     for n, m, s, d, e, f in rows:
         print(f"| {n} | {m} | {s} | {d} | {'' if e is None else f'{e:.2g}'} | {f} |")
-    bad = [r for r in rows if r[2] != "ok" or r[3] not in ("ok", "-")]
+    bad = [r for r in rows if r[2] != "ok" or r[3] not in ("ok", "-")]  # no-script rows: the model's own limit
     print(f"\n{len(rows) - len(bad)}/{len(rows)} pass")
     return 1 if bad else 0
 
