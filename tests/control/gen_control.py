@@ -495,6 +495,53 @@ class DataBranchSetsList(torch.nn.Module):
 
 
 @torch.jit.script
+def make_anchors(feats: List[torch.Tensor], strides: List[int]) -> Tuple[torch.Tensor, torch.Tensor]:
+    points, stride_tensor = [], []
+    for i, stride in enumerate(strides):
+        _, _, h, w = feats[i].shape
+        sx = torch.arange(end=w, dtype=feats[0].dtype) + 0.5
+        sy = torch.arange(end=h, dtype=feats[0].dtype) + 0.5
+        sy, sx = torch.meshgrid(sy, sx, indexing="ij")
+        points.append(torch.stack((sx, sy), -1).view(-1, 2))
+        stride_tensor.append(torch.full((h * w, 1), stride, dtype=feats[0].dtype))
+    return torch.cat(points), torch.cat(stride_tensor)
+
+
+class GridLevels(torch.nn.Module):
+    """YOLOv8's make_anchors: a loop over a constant list of strides builds lists of tensors whose
+    shapes differ per level (no ONNX Loop can carry them below opset 13), then a comprehension over
+    the levels."""
+
+    def __init__(self):
+        super().__init__()
+        self.strides = [8, 16]
+
+    def forward(self, x, y):
+        feats = [x, y]
+        points, strides = make_anchors(feats, self.strides)
+        flat = torch.cat([f.flatten(2) for f in feats], 2)
+        return flat.transpose(1, 2) * strides + points.sum(-1, keepdim=True)
+
+
+class PastInner(torch.nn.Module):
+    def forward(self, x, past: Optional[Tuple[torch.Tensor, torch.Tensor]] = None):
+        if past is not None:
+            k, v = past
+            x = torch.cat((k, x), 1) * v.mean()
+        return x
+
+
+class OptionalTupleArg(torch.nn.Module):
+    """A KV-cache step: the past (k, v) passed as a tuple to an Optional[Tuple] argument."""
+
+    def __init__(self):
+        super().__init__()
+        self.inner = PastInner()
+
+    def forward(self, x, k, v):
+        return self.inner(x, (k, v))
+
+
 def scripted_function(x, k: int):
     if k > 2:
         return x + k
@@ -556,6 +603,11 @@ CASES = [
      {"x": [0, 1, 2]}, ["Loop"]),
     ("layer_getter", LayerGetter(), [[T(1, 3, 8, 8)], [T(2, 3, 11, 6, seed=1)]], {"x": [0, 2, 3]}, []),
     ("scripted_function", scripted_function, [[T(2, 3), 3], [T(2, 3, seed=4), 3]], {}, []),
+    ("grid_levels", GridLevels(), [[T(1, 4, 8, 8), T(1, 4, 4, 4, seed=1)], [T(2, 4, 12, 10, seed=2), T(2, 4, 6, 5, seed=3)]],
+     {"x": [0, 2, 3], "y": [0, 2, 3]}, []),
+    ("optional_tuple_arg", OptionalTupleArg(), [[T(2, 3), T(2, 4, seed=1), T(2, 4, seed=2)],
+                                                [T(3, 2, seed=3), T(3, 5, seed=4), T(3, 1, seed=5)]],
+     {"x": [0, 1], "k": [0, 1], "v": [0, 1]}, []),
     # Script exports that fail (the code the error must have); trace mode exports them.
     ("raises_on_data", RaisesOnData(), [[T(2, 3)]], {}, [], [], "unsupported-form"),
     ("if_may_give_none", IfMayGiveNone(), [[T(2, 3)]], {}, [], [], "unsupported-form"),
@@ -566,7 +618,7 @@ CASES = [
 
 # Cases whose If/Loop depend on the sizes' count only (the rank) or are asserts the inputs pass:
 # trace mode unrolls them without a warning, and the traced file matches on every input set.
-TRACE_EXACT = {"scripted_norms", "product_of_sizes", "layer_getter"}
+TRACE_EXACT = {"scripted_norms", "product_of_sizes", "layer_getter", "grid_levels", "optional_tuple_arg"}
 
 # name, module factory (called after seeding), input names, input sets, dynamic axes, expected ONNX ops
 # (of the main graph, not the loop bodies), output dtypes

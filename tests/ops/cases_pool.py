@@ -24,6 +24,10 @@ CASES = [
     case("adaptive_avg_pool2d_even", nn.AdaptiveAvgPool2d((2, 3)), [T(1, 4, 8, 9)]),
     case("adaptive_max_pool2d_global", nn.AdaptiveMaxPool2d(1), [T(1, 4, 5, 5)]),
     case("adaptive_avg_pool1d", nn.AdaptiveAvgPool1d(1), [T(2, 3, 10)]),
+    # PSPNet's pyramid behind dynamic H, W: windows fixed at the example size (24 = 3 * 8 = 6 * 4)
+    # are wrong at other sizes, where PyTorch's windows are uneven.
+    case("adaptive_avg_pool2d_dynamic", nn.AdaptiveAvgPool2d((3, 6)), [T(1, 4, 24, 24)], dynamic={0: [0, 2, 3]}),
+    case("adaptive_avg_pool1d_dynamic", nn.AdaptiveAvgPool1d(4), [T(2, 3, 16)], dynamic={0: [2]}),
     case("max_pool2d_with_indices", lambda x: F.max_pool2d(x, 2, return_indices=True), [T(1, 2, 6, 6)]),
 ]
 

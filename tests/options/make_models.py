@@ -275,6 +275,14 @@ case("args_kinds_named", "args", ARGS_POS,
      ["input_names", "input_dims", "output_names", "output_dims"], kwargs=ARGS_KW, tuples=[7])
 
 
+class EvenOnly(torch.nn.Module):
+    """An encoder-decoder skip that only takes even H, W (as UNet, HRNet, ... take multiples of
+    their stride): verification at H + 1 fails in libtorch itself."""
+
+    def forward(self, x):
+        return x + torch.nn.functional.interpolate(torch.nn.functional.avg_pool2d(x, 2), scale_factor=2.0)
+
+
 def make_models(models_dir):
     torch.manual_seed(0)
     os.makedirs(models_dir, exist_ok=True)
@@ -326,6 +334,7 @@ def make_models(models_dir):
     args = ArgsNet().eval()
     eager["args"] = args
     torch.jit.script(args).save(os.path.join(models_dir, "args.pt"))
+    torch.jit.script(EvenOnly()).save(os.path.join(models_dir, "even_only.pt"))
     return eager
 
 

@@ -247,8 +247,48 @@ ConvertFn avgPool(size_t nd) {
   };
 }
 
+// Whether a graph input has a dynamic axis: sizes seen in the example run may change.
+bool hasDynamicInputs(Context& ctx) {
+  for (const auto& in : ctx.model().graph.inputs)
+    for (const auto& d : in.shape)
+      if (!d.param.empty()) return true;
+  return false;
+}
+
+// Adaptive average pooling of the last `nd` (1 or 2) axes at sizes known only when the graph runs:
+// PyTorch's windows [floor(o*L/O), ceil((o+1)*L/O)) along each axis as an averaging matrix
+// P[O, L] (1/window size inside the window, 0 outside), applied with MatMul. Exact at every size,
+// where a kernel fixed at the example size is wrong as soon as L changes (PSPNet's pyramid, any
+// AdaptiveAvgPool2d(k > 1) behind dynamic H, W).
+std::string adaptiveAvgByMatrix(Context& ctx, std::string x, size_t rank, size_t nd,
+                                const std::vector<int64_t>& out_size, DType dt) {
+  for (size_t i = 0; i < nd; ++i) {
+    const int64_t axis = static_cast<int64_t>(rank - nd + i);
+    const int64_t o = out_size[i];
+    std::string len = dimSize(ctx, x, axis, true);
+    std::vector<int64_t> idx(static_cast<size_t>(o));
+    for (int64_t k = 0; k < o; ++k) idx[static_cast<size_t>(k)] = k;
+    std::string big_o = ctx.constInt64s({o}, true);
+    std::string start = ctx.emit1("Div", {ctx.emit1("Mul", {ctx.constInt64s(idx), len}), big_o});
+    for (auto& k : idx) k += 1;
+    std::string end = ctx.emit1("Div", {ctx.emit1("Add", {ctx.emit1("Mul", {ctx.constInt64s(idx), len}),
+                                                         ctx.constInt64s({o - 1}, true)}),
+                                        big_o});
+    std::string pos = ctx.unsqueeze(arangeOf(ctx, len), {0});  // [1, L]
+    std::string inside = ctx.emit1("And", {ctx.emit1("Not", {ctx.emit1("Less", {pos, ctx.unsqueeze(start, {1})})}),
+                                           ctx.emit1("Less", {pos, ctx.unsqueeze(end, {1})})});
+    std::string count = ctx.cast(ctx.unsqueeze(ctx.emit1("Sub", {end, start}), {1}), dt);
+    std::string p = ctx.emit1("Div", {ctx.cast(inside, dt), count});  // [O, L]
+    x = axis == static_cast<int64_t>(rank) - 1
+            ? ctx.emit1("MatMul", {x, ctx.emit1("Transpose", {p}, {attrInts("perm", {1, 0})})})
+            : ctx.emit1("MatMul", {p, x});
+  }
+  return x;
+}
+
 // adaptive_{avg,max}_poolNd(input, output_size): global pooling, or a plain pooling when the
-// input size is a multiple of the output size.
+// input size is a multiple of the output size (averages over 1 or 2 axes of a model with dynamic
+// axes: adaptiveAvgByMatrix).
 ConvertFn adaptivePool(size_t nd, bool is_max) {
   return [nd, is_max](Context& ctx, const Node& n) -> Status {
     const Args args(ctx, n);
@@ -272,8 +312,11 @@ ConvertFn adaptivePool(size_t nd, bool is_max) {
     bool global = true;
     for (auto s : out_size) global = global && s == 1;
     std::string y;
+    const DType dt = ctx.dtype(args.in("self", 0));
     if (global) {
       y = ctx.emit1(is_max ? "GlobalMaxPool" : "GlobalAveragePool", {x});
+    } else if (!is_max && nd <= 2 && (dt == DType::Float32 || dt == DType::Float64) && hasDynamicInputs(ctx)) {
+      y = adaptiveAvgByMatrix(ctx, x, unbatched ? rank + 1 : rank, nd, out_size, dt);
     } else {
       std::vector<int64_t> kernel;
       for (size_t i = 0; i < nd; ++i) {

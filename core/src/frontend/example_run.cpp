@@ -25,9 +25,10 @@ Status Frontend::exampleRunMetaFirst() {
     run_.description = "real (OXPORT_META_RUN=0)";
     return exampleRun();
   }
-  // Trace mode edits the graph while it runs (unrolling): keep a copy to start again from.
+  // Trace mode edits the graph while it runs (unrolling), and so does script mode for loops of a
+  // fixed count that carry lists (unrollStaticLoop): keep a copy to start again from.
   std::shared_ptr<jit::Graph> saved;
-  if (options_.graph_mode == GraphMode::Trace && hasControlFlow(graph_->block())) saved = graph_->copy();
+  if (hasControlFlow(graph_->block())) saved = graph_->copy();
   std::string reason;
   run_.meta_mode = true;
   try {
@@ -133,6 +134,8 @@ Status Frontend::exampleRun() {
       if (it != last_use.end() && it->second == i && !run_.statics.count(in)) run_.env.erase(in);
     }
   }
+  for (jit::Node* loop : run_.unrolled_loops) loop->destroy();  // their outputs have no uses left
+  run_.unrolled_loops.clear();
   return okStatus();
 }
 
@@ -356,6 +359,7 @@ Status Frontend::runIf(jit::Node* n) {
 // (condition, carried...): iterated as TorchScript does. A loop whose inputs and free values are
 // all static is folded; otherwise it becomes an ONNX Loop.
 Status Frontend::runLoop(jit::Node* n) {
+  if (unrollsStaticLoop(n)) return unrollStaticLoop(n);
   jit::Block* body = n->blocks()[0];
   bool all_static = true;
   for (auto* in : n->inputs()) all_static = all_static && run_.statics.count(in);

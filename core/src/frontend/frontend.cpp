@@ -28,6 +28,23 @@ void removeConsoleOutput(jit::Block* b) {
   }
 }
 
+// prim::unchecked_cast (Optional[T] -> T after `if x is not None`) of a value whose type is already
+// T: after argument baking and inlining, an Optional argument that was given is the value itself
+// (`block(x, (past_k, past_v))` into `layer_past: Optional[Tuple[Tensor, Tensor]]`). The cast
+// would hide the TupleConstruct from LowerSimpleTuples and from the converters that look
+// through constructed tuples and lists, so it goes.
+void removeNoopUncheckedCasts(jit::Block* b) {
+  for (auto it = b->nodes().begin(); it != b->nodes().end();) {
+    jit::Node* n = *it;
+    ++it;
+    for (jit::Block* sb : n->blocks()) removeNoopUncheckedCasts(sb);
+    if (n->kind() != c10::prim::unchecked_cast) continue;
+    if (!n->input()->type()->isSubtypeOf(*n->output()->type())) continue;
+    n->output()->replaceAllUsesWith(n->input());
+    n->destroy();
+  }
+}
+
 }  // namespace
 
 Result<FrontendResult> Frontend::run() {
@@ -42,6 +59,7 @@ Result<FrontendResult> Frontend::run() {
   nested_refusal_ = lowerNestedFastPath(graph_, module_._ivalue(), options_.training);
   functionalizeViewWrites(*graph_);  // y[:, i] = v and friends, before the mutation passes
   functionalizeDictWrites(*graph_);  // result["out"] = x: a new dict per write
+  removeNoopUncheckedCasts(graph_->block());
   jit::LowerSimpleTuples(graph_);
   try {
     // `[x.transpose(1, 0) for x in (query, key)]` (nn.MultiheadAttention, batch_first, query not

@@ -47,6 +47,7 @@ struct ExampleRun {
   std::unordered_set<jit::Node*> executed;            // trace mode: nodes run (never destroyed)
   std::unordered_set<std::string> warned_unrolled;    // trace mode: constructs already reported
   std::unordered_set<jit::Node*> dropped_asserts;     // asserts on shapes the example inputs pass
+  std::vector<jit::Node*> unrolled_loops;  // script mode: loops replaced by copies (unroll.cpp), destroyed after the run
   std::vector<Diagnostic> warnings;
 
   // Back to the state before the run; the inputs stay.
@@ -98,6 +99,8 @@ class Frontend {
   void freeIfDead(jit::Value* v);
   Result<jit::Node*> unrollIf(jit::Node* n);
   Result<jit::Node*> unrollLoop(jit::Node* n);
+  bool unrollsStaticLoop(jit::Node* n) const;
+  Status unrollStaticLoop(jit::Node* n);
   void warnUnrolled(const jit::Node* n, const std::string& what);
 
   // lower.cpp

@@ -1,5 +1,6 @@
 // graph_mode "trace": each If replaced by the branch the example inputs take and each Loop by
-// one copy of its body per iteration, run as they are made.
+// one copy of its body per iteration, run as they are made; in script mode, the same for loops of a
+// fixed count that carry lists of tensors below opset 13 (unrollStaticLoop).
 #include <torch/csrc/jit/passes/dead_code_elimination.h>
 
 #include "frontend/frontend_impl.h"
@@ -116,6 +117,55 @@ Result<jit::Node*> Frontend::unrollLoop(jit::Node* n) {
   n->destroy();
   for (auto* v : inputs) freeIfDead(v);
   return next;
+}
+
+// ---- graph_mode "script": loops of a fixed count that carry lists of tensors
+
+// A loop at the top of forward that runs a count known before the inputs (a constant, len() of
+// a list of fixed length: `for i, s in enumerate(self.strides)`, `[f(x) for x in outs]`), with no
+// break, carrying a list of tensors, below opset 13: there ONNX Loop cannot carry a sequence, so
+// the list would have to be packed into one tensor (its elements of one shape: not YOLO's grids
+// of each level) or refused. Unrolled, each iteration is straight-line code, as torch.jit.trace
+// records it, and exact at every input size since the count never changes.
+bool Frontend::unrollsStaticLoop(jit::Node* n) const {
+  constexpr int64_t kMaxCopies = 64;
+  if (options_.opset_version >= 13 || run_.shadow_depth > 0 || n->owningBlock() != graph_->block()) return false;
+  if (!run_.statics.count(n->input(0)) || !run_.statics.count(n->input(1))) return false;
+  const int64_t trips = run_.env.at(n->input(0)).toInt();
+  if (trips < 1 || trips > kMaxCopies || !run_.env.at(n->input(1)).toBool()) return false;
+  jit::Block* body = n->blocks()[0];
+  const auto cont = jit::constant_as<bool>(body->outputs()[0]);
+  if (!cont || !*cont) return false;  // a break: the count depends on the body's values
+  for (size_t k = 2; k < n->inputs().size(); ++k) {
+    auto list = n->input(k)->type()->cast<c10::ListType>();
+    if (list && list->getElementType()->kind() == c10::TypeKind::TensorType) return true;
+  }
+  return false;
+}
+
+// Copies the body before the loop once per iteration (the iteration number a constant), runs
+// each copy as it is made, and gives the loop's uses the last copy's values. The loop node itself
+// is destroyed after the run (exampleRun): the caller still holds it.
+Status Frontend::unrollStaticLoop(jit::Node* n) {
+  jit::Block* body = n->blocks()[0];
+  const int64_t trips = run_.env.at(n->input(0)).toInt();
+  std::vector<jit::Value*> carried(n->inputs().begin() + 2, n->inputs().end());
+  for (int64_t i = 0; i < trips; ++i) {
+    jit::Node* before = n->prev();
+    jit::Value* iter;
+    {
+      jit::WithInsertPoint guard(n);
+      iter = graph_->insertConstant(i);
+    }
+    std::vector<jit::Value*> ins{iter};
+    ins.insert(ins.end(), carried.begin(), carried.end());
+    std::vector<jit::Value*> outs = inlineBlockBefore(body, n, ins);
+    for (jit::Node* c = before->next(); c != n; c = c->next()) OXPORT_TRY(step(c));
+    carried.assign(outs.begin() + 1, outs.end());
+  }
+  for (size_t k = 0; k < n->outputs().size(); ++k) n->outputs()[k]->replaceAllUsesWith(carried[k]);
+  run_.unrolled_loops.push_back(n);
+  return okStatus();
 }
 
 // One warning per construct of the model's code (a loop body copied N times holds N copies).
