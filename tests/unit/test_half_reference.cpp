@@ -42,6 +42,13 @@ torch::jit::Module halfModule(const std::string& forward) {
   return m;
 }
 
+// `m` saved as dir/name and loaded as oxport loads a model.
+Result<Model> saveAndLoad(const TempDir& dir, const torch::jit::Module& m, const std::string& name) {
+  const fs::path pt = dir.path / name;
+  m.save(pt.string());
+  return Model::load(pt);
+}
+
 const char* kForward = R"(
 def forward(self, x):
     y = torch.layer_norm(x, [8], self.g, None, 1e-5, False)
@@ -69,9 +76,7 @@ at::Tensor toAt(const HostTensor& h) {
 TEST(HalfReference, WeightsWidenedWhereReadMatchTheFloat32Copy) {
   TempDir dir;
   torch::jit::Module m = halfModule(kForward);
-  const fs::path pt = dir.path / "half.pt";
-  m.save(pt.string());
-  auto model = Model::load(pt);
+  auto model = saveAndLoad(dir, m, "half.pt");
   ASSERT_TRUE(model.ok()) << model.error().message();
   const ExportOptions options = halfInput({2, 8});
   std::string note;
@@ -112,13 +117,11 @@ at::Tensor halfRun(const torch::jit::Module& m, const at::Tensor& x) {
 }
 
 TEST(HalfReference, TheHalfRunRoundsEachOpsResult) {
+  const ExportOptions options = halfInput({2, 8});
   TempDir dir;
   torch::jit::Module m = halfModule(kForward);
-  const fs::path pt = dir.path / "half.pt";
-  m.save(pt.string());
-  auto model = Model::load(pt);
+  auto model = saveAndLoad(dir, m, "half_run.pt");
   ASSERT_TRUE(model.ok()) << model.error().message();
-  const ExportOptions options = halfInput({2, 8});
   ASSERT_TRUE(model->runReference(options).ok());
   auto ref = model->runHalfRoundedReference(options);
   ASSERT_TRUE(ref.ok()) << ref.error().message();
@@ -147,9 +150,7 @@ TEST(HalfReference, NoHalfRunForAFloat32Model) {
   TempDir dir;
   torch::jit::Module m = halfModule(kForward);
   m.to(at::kFloat);
-  const fs::path pt = dir.path / "float.pt";
-  m.save(pt.string());
-  auto model = Model::load(pt);
+  auto model = saveAndLoad(dir, m, "float.pt");
   ASSERT_TRUE(model.ok()) << model.error().message();
   const ExportOptions options = halfInput({2, 8}, DType::Float32);
   ASSERT_TRUE(model->runReference(options).ok());
@@ -168,9 +169,7 @@ def forward(self, x):
     s = torch.softmax(y.float() * 3.0, -1)
     return s.sum(-1, keepdim=True) - 1.0
 )");
-  const fs::path pt = dir.path / "half_wide.pt";
-  m.save(pt.string());
-  auto model = Model::load(pt);
+  auto model = saveAndLoad(dir, m, "half_wide.pt");
   ASSERT_TRUE(model.ok()) << model.error().message();
   ASSERT_TRUE(model->runReference(halfInput({4, 8})).ok());
   auto ref = model->runHalfRoundedReference(halfInput({4, 8}));
@@ -185,9 +184,7 @@ def forward(self, x):
 TEST(HalfReference, AFailureOfTheModelItselfIsReportedNotRetriedOnACopy) {
   TempDir dir;
   torch::jit::Module m = halfModule(kForward);
-  const fs::path pt = dir.path / "half.pt";
-  m.save(pt.string());
-  auto model = Model::load(pt);
+  auto model = saveAndLoad(dir, m, "half.pt");
   ASSERT_TRUE(model.ok()) << model.error().message();
   // Inputs of 7 features: the model fails whatever the precision.
   auto first = model->runReference(halfInput({2, 8}));
@@ -209,9 +206,7 @@ def forward(self, x):
     z = torch.ones([2, 8], dtype=5)
     return torch.layer_norm(z, [8], None, None, 1e-5, False) + x
 )");
-  const fs::path pt = dir.path / "half_inner.pt";
-  m.save(pt.string());
-  auto model = Model::load(pt);
+  auto model = saveAndLoad(dir, m, "half_inner.pt");
   ASSERT_TRUE(model.ok()) << model.error().message();
   auto ref = model->runReference(halfInput({2, 8}));
   ASSERT_FALSE(ref.ok());
