@@ -105,8 +105,16 @@ struct CrashBoard {
   char phase[256];
   char model[2048];
   char output[2048];
+  volatile sig_atomic_t child_sigint;  // set by the child's own SIGINT handler (SigintCancels)
+  // Set by the child once its work is done and its output flushed, just before it exits with
+  // `exit_code`: the end of a process holding gigabytes of weights takes the kernel a while.
+  volatile sig_atomic_t child_done;
+  volatile sig_atomic_t exit_code;
 };
 CrashBoard* g_board = nullptr;
+// The program ends when this command returns (runCliIsolated, oxport's main): what is big and
+// only freed by the end anyway (a model's weights) is left to the process's exit.
+bool g_process_ends = false;
 
 void copyField(char* dst, size_t n, const std::string& s) {
   std::snprintf(dst, n, "%s", s.c_str());
@@ -497,6 +505,14 @@ int cmdExportOrVerify(const ParsedArgs& p, std::ostream& out, std::ostream& err,
   notePhase("loading", job.model, job.output);
   std::vector<Diagnostic> load_notes;
   auto model = openModel(job.libraries, job.model, p.json, err, &load_notes, progress, cancel, &line);
+  // Freeing gigabytes of weights tensor by tensor takes a second or more (a cancelled export of a
+  // big model waited on it): when the process ends with this command, it is left to the exit.
+  struct LeaveToExit {
+    const Result<Model>& m;
+    ~LeaveToExit() {
+      if (g_process_ends && m.ok()) new Model(*m);  // one more owner, never released
+    }
+  } leave_to_exit{model};
   if (!load_notes.empty()) report["load_notes"] = json::parse(toJson(load_notes));
   if (!model.ok()) {
     printDiagnostics(err, model.error().diagnostics(), p.json);
@@ -724,14 +740,37 @@ int runCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
 namespace {
 
 volatile sig_atomic_t g_child = 0;
-volatile sig_atomic_t g_sigint = 0;  // a SIGINT reached the parent
+volatile sig_atomic_t g_sigint = 0;   // a SIGINT reached the parent
+volatile sig_atomic_t g_sigint_from_process = 0;  // ... sent by a process (kill), to be forwarded maybe
 
 // A signal from the terminal (Ctrl+C, Ctrl+\, a hangup: si_code SI_KERNEL) reached the whole
 // foreground process group, the child too; forwarding it would make it a second Ctrl+C there.
+// A SIGINT sent by a process may have gone to the whole group too (`kill -INT -PGID`): the wait
+// loop forwards it only if the child did not get it itself (childGotSigint).
 void forwardSignal(int sig, siginfo_t* info, void*) {
   if (sig == SIGINT) g_sigint = 1;
   if (info && info->si_code == SI_KERNEL) return;
+  if (sig == SIGINT) {
+    g_sigint_from_process = 1;
+    return;
+  }
   if (g_child > 0) ::kill(static_cast<pid_t>(g_child), sig);
+}
+
+// Whether the child got a SIGINT of its own: its handler ran (the flag on the shared board) or the
+// signal is pending there (/proc/PID/status: SigPnd, ShdPnd).
+bool childGotSigint(pid_t pid) {
+  if (g_board && g_board->child_sigint) return true;
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("SigPnd:", 0) != 0 && line.rfind("ShdPnd:", 0) != 0) continue;
+    try {
+      if (std::stoull(line.substr(7), nullptr, 16) & (1ull << (SIGINT - 1))) return true;
+    } catch (...) {
+    }
+  }
+  return false;
 }
 
 // Removes the temporary files an atomic write beside `target` left behind (".NAME.tmp-XXXXXX")
@@ -753,119 +792,150 @@ void removeStaleTemporaries(const std::filesystem::path& target, std::filesystem
   }
 }
 
+// runCli, then the end of the process. Everything is written and closed by then (outputs are
+// renamed into place, temporary files removed, before runCli returns): libtorch's static
+// destructors and the heap's teardown are skipped, which cost a tenth of a second or more of a
+// short export and more after a big one.
+[[noreturn]] void runCliAndExit(const std::vector<std::string>& args) {
+  const int rc = runCli(args, std::cout, std::cerr);
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
+  if (g_board) {
+    g_board->exit_code = rc;
+    g_board->child_done = 1;
+  }
+  std::_Exit(rc);
+}
+
 }  // namespace
 
 int runCliIsolated(const std::vector<std::string>& args) {
+  g_process_ends = true;
   auto parsed = parseArgs(args);
   const char* env = std::getenv("OXPORT_ISOLATE");
   const bool wanted = !(env && std::string(env) == "0");
   const std::string cmd = parsed.ok() ? parsed->command : "";
   if (!wanted || !parsed.ok() || parsed->help ||
       (cmd != "export" && cmd != "verify" && cmd != "inspect" && cmd != "info"))
-    return runCli(args, std::cout, std::cerr);
+    runCliAndExit(args);
 
   void* mem = ::mmap(nullptr, sizeof(CrashBoard), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (mem == MAP_FAILED) return runCli(args, std::cout, std::cerr);
+  if (mem == MAP_FAILED) runCliAndExit(args);
   g_board = new (mem) CrashBoard{};
   std::cout.flush();
   std::cerr.flush();
   std::fflush(nullptr);
   const auto started = std::filesystem::file_time_type::clock::now();
   const pid_t pid = ::fork();
-  if (pid < 0) return runCli(args, std::cout, std::cerr);
+  if (pid < 0) runCliAndExit(args);
   if (pid == 0) {
     // The child does the work; a libtorch crash ends only it, and the parent reports it. The
     // model is therefore read once (no load probe of its own).
     setLoadGuard(LoadGuard::CallerIsolated);
-    const int rc = runCli(args, std::cout, std::cerr);
-    std::cout.flush();
-    std::cerr.flush();
-    std::fflush(nullptr);
-    // Everything is written and closed by now (outputs are renamed into place before runCli
-    // returns): skip libtorch's static destructors and the heap teardown, which cost a tenth of a
-    // second or more of a short export.
-    std::_Exit(rc);
+    SigintCancels::alsoFlag(&g_board->child_sigint);
+    runCliAndExit(args);
   }
 
-  g_child = pid;
-  struct sigaction sa {};
-  sa.sa_sigaction = forwardSignal;
-  sa.sa_flags = SA_SIGINFO;
-  sigemptyset(&sa.sa_mask);
-  // Forward what would have ended this process to the child (Ctrl+C reaches both anyway); a
-  // signal this process was started ignoring (e.g. SIGINT in a background job) stays ignored.
-  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) {
-    struct sigaction old {};
-    if (::sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;
-    ::sigaction(sig, &sa, nullptr);
-  }
-  // The child cancels on SIGINT at its next check, within a second in the core's loops; a call
-  // that cannot be interrupted (libtorch reading a large archive, the ONNX checker) may take
-  // longer: a child still running a second after the SIGINT is killed, and reported interrupted.
-  constexpr auto kCancelGrace = std::chrono::seconds(1);
-  int status = 0;
-  bool escalated = false;
-  std::chrono::steady_clock::time_point sigint_at{};
-  for (;;) {
-    const pid_t r = ::waitpid(pid, &status, g_sigint ? WNOHANG : 0);
-    if (r == pid) break;
-    if (r < 0 && errno != EINTR) return 1;
-    if (!g_sigint) continue;
-    const auto now = std::chrono::steady_clock::now();
-    if (sigint_at == std::chrono::steady_clock::time_point{}) sigint_at = now;
-    if (!escalated && now - sigint_at >= kCancelGrace) {
-      ::kill(pid, SIGKILL);
-      escalated = true;
+  // The parent's end skips libtorch's static destructors too, as the child's does: returning
+  // from main took this process 0.5-0.7 s more (measured on a loaded machine), on every command.
+  const auto supervise = [&]() -> int {
+    g_child = pid;
+    struct sigaction sa {};
+    sa.sa_sigaction = forwardSignal;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    // Forward what would have ended this process to the child (Ctrl+C reaches both anyway); a
+    // signal this process was started ignoring (e.g. SIGINT in a background job) stays ignored.
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) {
+      struct sigaction old {};
+      if (::sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+      ::sigaction(sig, &sa, nullptr);
     }
-    if (r == 0) ::usleep(10000);
-  }
-  g_child = 0;
-  const ExitStatus ended = ExitStatus::decode(status);
-  if (ended.exited) return ended.code;
-  if (!ended.signal) return 1;
+    // The child cancels on SIGINT at its next check, within a second in the core's loops; a call
+    // that cannot be interrupted (libtorch reading a large archive, the ONNX checker) may take
+    // longer: a child still running a second after the SIGINT is killed, and reported interrupted.
+    constexpr auto kCancelGrace = std::chrono::seconds(1);
+    int status = 0;
+    bool escalated = false;
+    std::chrono::steady_clock::time_point sigint_at{};
+    for (;;) {
+      const pid_t r = ::waitpid(pid, &status, g_sigint ? WNOHANG : 0);
+      if (r == pid) break;
+      if (r < 0 && errno != EINTR) return 1;
+      if (!g_sigint) continue;
+      // Interrupted, and the child has finished (the export cancelled, its temporary files removed,
+      // its message written): its exit status is known, so the prompt comes back now, not after the
+      // kernel has freed a big model's memory (half a second or more); init reaps the child.
+      if (g_board->child_done) return g_board->exit_code;
+      const auto now = std::chrono::steady_clock::now();
+      if (sigint_at == std::chrono::steady_clock::time_point{}) sigint_at = now;
+      // kill(2) to a process group marks the signal pending in every member before it returns, so
+      // a look a moment later tells a SIGINT to the group (the child has it) from one to this
+      // process only (forwarded). One SIGINT, one cancel: a second would end the child by default.
+      if (g_sigint_from_process && now - sigint_at >= std::chrono::milliseconds(20)) {
+        g_sigint_from_process = 0;
+        if (!childGotSigint(pid)) ::kill(pid, SIGINT);
+      }
+      if (!escalated && now - sigint_at >= kCancelGrace) {
+        ::kill(pid, SIGKILL);
+        escalated = true;
+      }
+      if (r == 0) ::usleep(10000);
+    }
+    g_child = 0;
+    const ExitStatus ended = ExitStatus::decode(status);
+    if (ended.exited) return ended.code;
+    if (!ended.signal) return 1;
 
-  const int sig = escalated ? SIGINT : ended.signal;
-  const ParsedArgs& p = *parsed;
-  const std::string phase = g_board->phase[0] ? g_board->phase : "starting";
-  const std::string model = g_board->model, output = g_board->output;
-  removeStaleTemporaries(output, started);
-  if (p.report) removeStaleTemporaries(*p.report, started);
-  const std::string kept = output.empty() ? std::string("nothing was written")
-                                          : output + " was not written (an earlier file of that name is untouched)";
-  Diagnostic d;
-  d.severity = Severity::Error;
-  int rc = 1;
-  if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT) {
-    d.code = "interrupted";
-    d.message = "interrupted (" + std::string(::strsignal(sig)) + ") while " + phase + (model.empty() ? "" : " " + model);
-    d.hint = kept;
-    rc = 128 + sig;
-  } else if (sig == SIGKILL) {
-    d.code = "killed";
-    d.message = "oxport was killed while " + phase + (model.empty() ? "" : " " + model) +
-                "; the system may have run out of memory";
-    d.hint = kept + "; free memory or export on a larger machine";
-  } else if (phase == "loading") {
-    d.code = "load-crashed";
-    d.message = "libtorch crashed (" + std::string(::strsignal(sig)) + ") while reading " + model +
-                ": its TorchScript code or pickled data is malformed";
-    d.hint = "the file was altered after torch.jit.save wrote it, or was not written by it; save the model again; " + kept;
-  } else {
-    d.code = "crashed";
-    d.message = "oxport crashed (" + std::string(::strsignal(sig)) + ") while " + phase +
-                (model.empty() ? "" : " " + model);
-    d.hint = "this is a bug in oxport or libtorch: please report it with the model and the command line; " + kept;
-  }
-  printDiagnostics(std::cerr, {d}, p.json);
-  if (p.report) {
-    json report;
-    report["model"] = model;
-    report["output"] = output;
-    report["status"] = d.code == "interrupted" ? "interrupted" : "crashed";
-    report["errors"] = json::parse(toJson(std::vector<Diagnostic>{d}));
-    (void)writeFileAtomically(*p.report, report.dump(2) + "\n");
-  }
-  return rc;
+    const int sig = escalated ? SIGINT : ended.signal;
+    const ParsedArgs& p = *parsed;
+    const std::string phase = g_board->phase[0] ? g_board->phase : "starting";
+    const std::string model = g_board->model, output = g_board->output;
+    removeStaleTemporaries(output, started);
+    if (p.report) removeStaleTemporaries(*p.report, started);
+    const std::string kept = output.empty() ? std::string("nothing was written")
+                                            : output + " was not written (an earlier file of that name is untouched)";
+    Diagnostic d;
+    d.severity = Severity::Error;
+    int rc = 1;
+    if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT) {
+      d.code = "interrupted";
+      d.message = "interrupted (" + std::string(::strsignal(sig)) + ") while " + phase + (model.empty() ? "" : " " + model);
+      d.hint = kept;
+      rc = 128 + sig;
+    } else if (sig == SIGKILL) {
+      d.code = "killed";
+      d.message = "oxport was killed while " + phase + (model.empty() ? "" : " " + model) +
+                  "; the system may have run out of memory";
+      d.hint = kept + "; free memory or export on a larger machine";
+    } else if (phase == "loading") {
+      d.code = "load-crashed";
+      d.message = "libtorch crashed (" + std::string(::strsignal(sig)) + ") while reading " + model +
+                  ": its TorchScript code or pickled data is malformed";
+      d.hint = "the file was altered after torch.jit.save wrote it, or was not written by it; save the model again; " + kept;
+    } else {
+      d.code = "crashed";
+      d.message = "oxport crashed (" + std::string(::strsignal(sig)) + ") while " + phase +
+                  (model.empty() ? "" : " " + model);
+      d.hint = "this is a bug in oxport or libtorch: please report it with the model and the command line; " + kept;
+    }
+    printDiagnostics(std::cerr, {d}, p.json);
+    if (p.report) {
+      json report;
+      report["model"] = model;
+      report["output"] = output;
+      report["status"] = d.code == "interrupted" ? "interrupted" : "crashed";
+      report["errors"] = json::parse(toJson(std::vector<Diagnostic>{d}));
+      (void)writeFileAtomically(*p.report, report.dump(2) + "\n");
+    }
+    return rc;
+  };
+  const int rc = supervise();
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
+  std::_Exit(rc);
 }
 
 }  // namespace oxport

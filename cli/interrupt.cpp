@@ -12,10 +12,12 @@ namespace {
 static_assert(std::atomic<bool>::is_always_lock_free, "the cancel flag must be lock-free in a signal handler");
 const CancelToken* g_token = nullptr;
 volatile sig_atomic_t g_fired = 0;
+volatile sig_atomic_t* g_shared_flag = nullptr;
 struct sigaction g_previous {};
 
 void onSigint(int) {
   g_fired = 1;
+  if (g_shared_flag) *g_shared_flag = 1;
   if (g_token) g_token->cancel();
 }
 
@@ -42,5 +44,7 @@ SigintCancels::~SigintCancels() {
 }
 
 bool SigintCancels::fired() const { return g_fired != 0; }
+
+void SigintCancels::alsoFlag(volatile sig_atomic_t* flag) { g_shared_flag = flag; }
 
 }  // namespace oxport

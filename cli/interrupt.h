@@ -2,6 +2,8 @@
 // check, within a second, and writes nothing); a second one ends the process as usual.
 #pragma once
 
+#include <csignal>
+
 #include "oxport/progress.h"
 
 namespace oxport {
@@ -17,6 +19,10 @@ class SigintCancels {
 
   // Whether a SIGINT arrived while installed.
   bool fired() const;
+
+  // Also set *flag when a SIGINT arrives (the supervised child's flag in memory its parent
+  // shares: the parent then knows the child got the SIGINT itself and does not forward it again).
+  static void alsoFlag(volatile sig_atomic_t* flag);
 
  private:
   bool installed_ = false;

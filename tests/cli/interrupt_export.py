@@ -8,6 +8,8 @@ usage: interrupt_export.py OXPORT WORKDIR MODE
         tty: run on a pseudo-terminal (the progress line shows by itself) and type Ctrl+C there,
              which the terminal sends to the whole process group;
         kill: pipe stderr (--progress=always) and send SIGINT to the `oxport` process only;
+        kill-group: the same, SIGINT sent to oxport's process group (`kill -INT -PGID`: the
+             supervising parent and the working child both get it; one cancel, said once);
         kill-in-process: the same with OXPORT_ISOLATE=0 (no supervising parent);
         unresponsive: stop the working child (SIGSTOP, standing for a call that cannot be
              interrupted) before sending SIGINT to the parent, which kills the child after a
@@ -82,13 +84,16 @@ if mode == "tty":
     _, status = os.waitpid(pid, 0)
 else:
     proc = subprocess.Popen(args + ["--progress=always"], env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=(mode == "kill-group"),
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     def interrupt():
         if mode == "unresponsive":
             child = subprocess.check_output(["pgrep", "-P", str(proc.pid)]).split()[0]
             os.kill(int(child), signal.SIGSTOP)
-        os.kill(proc.pid, signal.SIGINT)
+        if mode == "kill-group":
+            os.killpg(proc.pid, signal.SIGINT)
+        else:
+            os.kill(proc.pid, signal.SIGINT)
 
     pump(proc.stderr.fileno(), interrupt)
     try:
@@ -116,6 +121,7 @@ if mode == "unresponsive":
 else:
     print("cancelled diagnostic" if "error[cancelled]: the export was cancelled" in text
           else "FAIL: no cancelled diagnostic")
+    print("said once" if text.count("error[") == 1 else "FAIL: %d diagnostics" % text.count("error["))
     print("progress line erased" if "\r\x1b[K" in text.split("writing weights")[-1] else "FAIL: progress line not erased")
 with open(out, "rb") as f:
     print("earlier output intact" if f.read() == earlier else "FAIL: earlier output changed")

@@ -1,7 +1,8 @@
 // The reference run of a float16 model that libtorch 1.13 cannot run on the CPU in float16
 // (no Half layer_norm or matmul): forward runs with each weight widened to float32 where it is
 // read, not on a float32 copy of the whole module (which would hold twice the weights' bytes more:
-// 8 GB for a 2B-parameter float16 model), and gives what the float32 copy gives.
+// 8 GB for a 2B-parameter float16 model), and gives what the float32 copy gives. The half run
+// (runHalfRoundedReference) rounds each op's result to float16 as a float16 run does.
 #include <gtest/gtest.h>
 
 #include <torch/script.h>
@@ -41,6 +42,13 @@ torch::jit::Module halfModule(const std::string& forward) {
   return m;
 }
 
+// `m` saved as dir/name and loaded as oxport loads a model.
+Result<Model> saveAndLoad(const TempDir& dir, const torch::jit::Module& m, const std::string& name) {
+  const fs::path pt = dir.path / name;
+  m.save(pt.string());
+  return Model::load(pt);
+}
+
 const char* kForward = R"(
 def forward(self, x):
     y = torch.layer_norm(x, [8], self.g, None, 1e-5, False)
@@ -48,11 +56,11 @@ def forward(self, x):
     return torch.matmul(y, self.w.t())
 )";
 
-ExportOptions halfInput(std::vector<int64_t> shape) {
+ExportOptions halfInput(std::vector<int64_t> shape, DType dtype = DType::Float16) {
   ExportOptions o;
   TensorSpec spec;
   spec.shape = std::move(shape);
-  spec.dtype = DType::Float16;
+  spec.dtype = dtype;
   spec.fill = FillKind::Randn;
   o.args.push_back(ArgValue::tensor(spec));
   return o;
@@ -68,9 +76,7 @@ at::Tensor toAt(const HostTensor& h) {
 TEST(HalfReference, WeightsWidenedWhereReadMatchTheFloat32Copy) {
   TempDir dir;
   torch::jit::Module m = halfModule(kForward);
-  const fs::path pt = dir.path / "half.pt";
-  m.save(pt.string());
-  auto model = Model::load(pt);
+  auto model = saveAndLoad(dir, m, "half.pt");
   ASSERT_TRUE(model.ok()) << model.error().message();
   const ExportOptions options = halfInput({2, 8});
   std::string note;
@@ -98,12 +104,87 @@ TEST(HalfReference, WeightsWidenedWhereReadMatchTheFloat32Copy) {
   EXPECT_EQ((*ref2)[0].tensor.shape, (std::vector<int64_t>{5, 8}));
 }
 
+// What a float16 run of kForward gives: each op computed in float32 from float16 values and its
+// result rounded to float16 (as a GPU's half kernels and ONNX Runtime's do). The transpose only
+// moves values.
+at::Tensor halfRun(const torch::jit::Module& m, const at::Tensor& x) {
+  const auto r = [](const at::Tensor& t) { return t.to(at::kHalf).to(at::kFloat); };
+  const at::Tensor g = m.attr("g").toTensor().to(at::kFloat), w = m.attr("w").toTensor().to(at::kFloat),
+                   b = m.attr("b").toTensor().to(at::kFloat);
+  at::Tensor y = r(at::layer_norm(x.to(at::kFloat), {8}, g, {}, 1e-5));
+  y = r(r(at::matmul(y, w)) + b);
+  return r(at::matmul(y, w.t())).to(at::kHalf);
+}
+
+TEST(HalfReference, TheHalfRunRoundsEachOpsResult) {
+  const ExportOptions options = halfInput({2, 8});
+  TempDir dir;
+  torch::jit::Module m = halfModule(kForward);
+  auto model = saveAndLoad(dir, m, "half_run.pt");
+  ASSERT_TRUE(model.ok()) << model.error().message();
+  ASSERT_TRUE(model->runReference(options).ok());
+  auto ref = model->runHalfRoundedReference(options);
+  ASSERT_TRUE(ref.ok()) << ref.error().message();
+  ASSERT_EQ(ref->size(), 1u);
+
+  auto inputs = model->exampleInputs(options);
+  ASSERT_TRUE(inputs.ok());
+  const at::Tensor x = toAt((*inputs)[0]);
+  const at::Tensor want = halfRun(m, x);
+  at::Tensor got = toAt((*ref)[0].tensor);
+  ASSERT_EQ(got.sizes(), want.sizes());
+  EXPECT_TRUE(torch::equal(got, want)) << got << "\n" << want;
+  // Not what the whole module in float32 gives, rounded once at the end (runReference).
+  auto plain = model->runReference(options);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(torch::equal(got, toAt((*plain)[0].tensor)));
+
+  // At another size too.
+  ASSERT_TRUE(model->runReference(options, {{5, 8}}).ok());
+  auto ref2 = model->runHalfRoundedReference(options, {{5, 8}});
+  ASSERT_TRUE(ref2.ok()) << ref2.error().message();
+  EXPECT_EQ((*ref2)[0].tensor.shape, (std::vector<int64_t>{5, 8}));
+}
+
+TEST(HalfReference, NoHalfRunForAFloat32Model) {
+  TempDir dir;
+  torch::jit::Module m = halfModule(kForward);
+  m.to(at::kFloat);
+  auto model = saveAndLoad(dir, m, "float.pt");
+  ASSERT_TRUE(model.ok()) << model.error().message();
+  const ExportOptions options = halfInput({2, 8}, DType::Float32);
+  ASSERT_TRUE(model->runReference(options).ok());
+  auto ref = model->runHalfRoundedReference(options);
+  ASSERT_TRUE(ref.ok()) << ref.error().message();
+  EXPECT_TRUE(ref->empty());
+}
+
+TEST(HalfReference, ValuesTheModelCastsToFloat32AreNotRounded) {
+  // softmax in float32, as mixed-precision models do it: a float16 run keeps those values in
+  // float32 until the model casts them back, so the reference does not round them either.
+  TempDir dir;
+  torch::jit::Module m = halfModule(R"(
+def forward(self, x):
+    y = torch.matmul(x, self.w)
+    s = torch.softmax(y.float() * 3.0, -1)
+    return s.sum(-1, keepdim=True) - 1.0
+)");
+  auto model = saveAndLoad(dir, m, "half_wide.pt");
+  ASSERT_TRUE(model.ok()) << model.error().message();
+  ASSERT_TRUE(model->runReference(halfInput({4, 8})).ok());
+  auto ref = model->runHalfRoundedReference(halfInput({4, 8}));
+  ASSERT_TRUE(ref.ok()) << ref.error().message();
+  // The row sums of a float32 softmax are 1 to float32's precision, so the output is under 1e-6
+  // (float16 holds that much as a subnormal); with the softmax or the sum rounded to float16 they
+  // would be 1 or off from it by float16's step at 1, 2^-11 or more.
+  const at::Tensor got = toAt((*ref)[0].tensor).to(at::kFloat);
+  EXPECT_LT(got.abs().max().item<float>(), 1e-5) << got;
+}
+
 TEST(HalfReference, AFailureOfTheModelItselfIsReportedNotRetriedOnACopy) {
   TempDir dir;
   torch::jit::Module m = halfModule(kForward);
-  const fs::path pt = dir.path / "half.pt";
-  m.save(pt.string());
-  auto model = Model::load(pt);
+  auto model = saveAndLoad(dir, m, "half.pt");
   ASSERT_TRUE(model.ok()) << model.error().message();
   // Inputs of 7 features: the model fails whatever the precision.
   auto first = model->runReference(halfInput({2, 8}));
@@ -125,9 +206,7 @@ def forward(self, x):
     z = torch.ones([2, 8], dtype=5)
     return torch.layer_norm(z, [8], None, None, 1e-5, False) + x
 )");
-  const fs::path pt = dir.path / "half_inner.pt";
-  m.save(pt.string());
-  auto model = Model::load(pt);
+  auto model = saveAndLoad(dir, m, "half_inner.pt");
   ASSERT_TRUE(model.ok()) << model.error().message();
   auto ref = model->runReference(halfInput({2, 8}));
   ASSERT_FALSE(ref.ok());

@@ -17,7 +17,9 @@ int runCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
 // error (`load-crashed`, `crashed`, `killed`, `interrupted`), removes the temporary files of the
 // unfinished write and writes the --report; an earlier output file is never touched. Since the
 // child is isolated, Model::load reads the model once (LoadGuard::CallerIsolated).
-// OXPORT_ISOLATE=0 runs everything in this process (e.g. under a debugger).
-int runCliIsolated(const std::vector<std::string>& args);
+// OXPORT_ISOLATE=0 runs everything in this process (e.g. under a debugger). It does not return:
+// the process ends with the command's exit status without libtorch's static destructors or the
+// heap's teardown (its outputs are complete by then), which took half a second or more.
+[[noreturn]] int runCliIsolated(const std::vector<std::string>& args);
 
 }  // namespace oxport

@@ -153,6 +153,13 @@ class Model {
                                                 const std::vector<std::vector<int64_t>>& input_shapes = {},
                                                 std::string* note = nullptr) const;
 
+  // For a half-precision model whose reference ran so (weights widened where read; after
+  // runReference): the same run with each op's result also rounded to the model's type, as a run
+  // in that type holds it. Empty for other models. Verification compares the two to measure how
+  // far the type's own rounding moves the outputs.
+  Result<std::vector<NamedTensor>> runHalfRoundedReference(
+      const ExportOptions& options, const std::vector<std::vector<int64_t>>& input_shapes = {}) const;
+
   // Example inputs as the exported graph receives them (flattened tensors, in graph-input order).
   Result<std::vector<HostTensor>> exampleInputs(const ExportOptions& options,
                                                 const std::vector<std::vector<int64_t>>& input_shapes = {}) const;

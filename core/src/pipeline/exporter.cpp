@@ -151,6 +151,22 @@ Result<c10::IValue> runWidened(torch::jit::Module& copy, const std::vector<c10::
   }
 }
 
+// forward's result as the graph's outputs (flattened, named), floating ones rounded to `rounded_to`.
+std::vector<NamedTensor> namedOutputs(const c10::IValue& result, std::optional<at::ScalarType> rounded_to,
+                                      const ExportOptions& options) {
+  std::vector<at::Tensor> flat;
+  flattenResult(result, flat);
+  if (rounded_to)
+    for (auto& t : flat)
+      if (t.scalar_type() == at::kFloat) t = t.to(*rounded_to);
+  std::vector<NamedTensor> out;
+  for (size_t i = 0; i < flat.size(); ++i) {
+    std::string name = i < options.output_names.size() ? options.output_names[i] : "output_" + std::to_string(i);
+    out.push_back({name, hostTensorFromAt(flat[i])});
+  }
+  return out;
+}
+
 std::string halfName(at::ScalarType t) { return t == at::kHalf ? "float16" : "bfloat16"; }
 
 // The line of libtorch's message that names the missing kernel ("slow_conv2d_cpu" not implemented
@@ -200,7 +216,7 @@ Result<std::vector<NamedTensor>> Model::runReference(const ExportOptions& option
                      "check the input shapes and dtypes in args");
       impl.float_copy_of = *half;
       impl.float_copy_note = "libtorch 1.13 cannot run this " + halfName(*half) + " model on the CPU (" + kernelMissing(e.what()) + ")";
-      auto widened = widenedForward(impl.module);
+      auto widened = widenedForward(impl.module, *half);
       if (widened.ok()) impl.widened = std::move(*widened);
     }
   }
@@ -244,17 +260,19 @@ Result<std::vector<NamedTensor>> Model::runReference(const ExportOptions& option
       *note = impl.float_copy_note + ": the reference outputs come from a float32 copy of it, rounded to " +
               halfName(*impl.float_copy_of);
   }
-  std::vector<at::Tensor> flat;
-  flattenResult(result, flat);
-  if (rounded_to)
-    for (auto& t : flat)
-      if (t.scalar_type() == at::kFloat) t = t.to(*rounded_to);
-  std::vector<NamedTensor> out;
-  for (size_t i = 0; i < flat.size(); ++i) {
-    std::string name = i < options.output_names.size() ? options.output_names[i] : "output_" + std::to_string(i);
-    out.push_back({name, hostTensorFromAt(flat[i])});
-  }
-  return out;
+  return namedOutputs(result, rounded_to, options);
+}
+
+Result<std::vector<NamedTensor>> Model::runHalfRoundedReference(const ExportOptions& options,
+                                                                const std::vector<std::vector<int64_t>>& shapes) const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  Model::Impl& impl = *impl_;
+  if (!impl.float_copy_of || !impl.widened || !impl.widened->rounded_code) return std::vector<NamedTensor>{};
+  OXPORT_ASSIGN(ExampleArgs args, buildExampleArgs(impl.module, options, shapes));
+  TrainingGuard guard(impl.module, options.training);
+  torch::NoGradGuard no_grad;
+  OXPORT_ASSIGN(c10::IValue result, runWidenedForward(*impl.widened, impl.module, args.values, /*rounded=*/true));
+  return namedOutputs(result, impl.float_copy_of, options);
 }
 
 Result<GraphView> Model::savedGraph() const {

@@ -19,8 +19,9 @@
 //   - shapes and dtypes must be equal;
 //   - floating outputs: max |expected - actual| <= tol * max |expected| over finite elements,
 //     where tol = max(tolerance, the dtype's epsilon) (float16 2^-10, bfloat16 2^-7: one rounding
-//     step of those types already exceeds 1e-4). An all-zero expected output must be matched
-//     exactly. NaN must meet NaN and an infinity the same infinity;
+//     step of those types already exceeds 1e-4; verifyExport raises it further for a half output
+//     that fails, to how far the type's own rounding moves that output). An all-zero expected
+//     output must be matched exactly. NaN must meet NaN and an infinity the same infinity;
 //   - integer and bool outputs must be equal element for element.
 #include "oxport/runtime.h"
 
