@@ -88,24 +88,28 @@ Status convertLayerNorm(Context& ctx, const Node& n) {
                          {attrInt("axis", axis), attrFloat("epsilon", static_cast<float>(eps))});
     return bindOut(ctx, n, outs[0]);
   }
-  // Decomposed form (opsets 9-16), as torch.onnx writes it.
+  // Decomposed form (opsets 9-16). For float16/bfloat16 inputs the statistics and the affine step
+  // run in float32 between Casts, as PyTorch's kernels accumulate: the variance of small activations
+  // (GPT-2's embeddings, std 0.02) loses most of its bits when squared and averaged in float16.
+  const DType work = (dt == DType::Float16 || dt == DType::BFloat16) ? DType::Float32 : dt;
+  if (work != dt) in = ctx.cast(in, work);
   std::vector<int64_t> axes;
   for (int64_t a = axis; a < rank; ++a) axes.push_back(a);
   std::string mean = ctx.emit1("ReduceMean", {in}, {attrInts("axes", axes), attrInt("keepdims", 1)});
   std::string centered = ctx.emit1("Sub", {in, mean});
   std::string sq = ctx.emit1("Mul", {centered, centered});
   std::string var = ctx.emit1("ReduceMean", {sq}, {attrInts("axes", axes), attrInt("keepdims", 1)});
-  std::string denom = ctx.emit1("Sqrt", {ctx.emit1("Add", {var, ctx.constScalar(eps, dt)})});
+  std::string denom = ctx.emit1("Sqrt", {ctx.emit1("Add", {var, ctx.constScalar(eps, work)})});
   std::string y = ctx.emit1("Div", {centered, denom});
   if (!ctx.isNone(args.in("weight", 2))) {
-    OXPORT_ASSIGN(std::string w, ctx.tensorOfType(args.in("weight", 2), dt));
+    OXPORT_ASSIGN(std::string w, ctx.tensorOfType(args.in("weight", 2), work));
     y = ctx.emit1("Mul", {y, w});
   }
   if (!ctx.isNone(args.in("bias", 3))) {
-    OXPORT_ASSIGN(std::string b, ctx.tensorOfType(args.in("bias", 3), dt));
+    OXPORT_ASSIGN(std::string b, ctx.tensorOfType(args.in("bias", 3), work));
     y = ctx.emit1("Add", {y, b});
   }
-  return bindOut(ctx, n, y);
+  return bindOut(ctx, n, work != dt ? ctx.cast(y, dt) : y);
 }
 
 // group_norm(input, num_groups, weight, bias, eps, cudnn_enabled)
