@@ -9,6 +9,8 @@ from typing import Dict, List, Optional, Tuple
 
 import torch
 
+from state_modules import CacheThenRead, CallCounter, DataBranchWrite, GrowingTable, LoopWrites
+
 
 class DataIf(torch.nn.Module):
     def forward(self, x):
@@ -608,6 +610,17 @@ CASES = [
     ("optional_tuple_arg", OptionalTupleArg(), [[T(2, 3), T(2, 4, seed=1), T(2, 4, seed=2)],
                                                 [T(3, 2, seed=3), T(3, 5, seed=4), T(3, 1, seed=5)]],
      {"x": [0, 1], "k": [0, 1], "v": [0, 1]}, []),
+    # State kept on self: each export and each reference run is a call from the saved state.
+    ("state_counter", CallCounter(), [[T(2, 3)], [T(4, 3, seed=1)]], {"x": [0]}, []),
+    # Its constant-count loop of appends is unrolled: no Loop in the file.
+    ("state_cache_then_read", CacheThenRead(), [[T(3, 4)], [T(1, 4, seed=1)], [T(5, 4, seed=2)]],
+     {"x": [0]}, []),
+    ("state_growing_table", GrowingTable(), [[T(6, 6)], [T(3, 6, seed=1)], [T(4, 6, seed=2)], [T(9, 6, seed=3)]],
+     {"x": [0]}, ["If"]),
+    ("state_data_branch", DataBranchWrite(), [[T(2, 3, fill="ones")], [T(2, 3, fill="zeros")], [T(3, 3, seed=1)]],
+     {"x": [0]}, ["If"]),
+    ("state_loop_writes", LoopWrites(), [[T(3, 4)], [T(1, 4, seed=1)], [T(6, 4, seed=2)], [T(2, 4, fill="zeros")]],
+     {"x": [0]}, ["Loop"]),
     # Script exports that fail (the code the error must have); trace mode exports them.
     ("raises_on_data", RaisesOnData(), [[T(2, 3)]], {}, [], [], "unsupported-form"),
     ("if_may_give_none", IfMayGiveNone(), [[T(2, 3)]], {}, [], [], "unsupported-form"),
@@ -618,7 +631,8 @@ CASES = [
 
 # Cases whose If/Loop depend on the sizes' count only (the rank) or are asserts the inputs pass:
 # trace mode unrolls them without a warning, and the traced file matches on every input set.
-TRACE_EXACT = {"scripted_norms", "product_of_sizes", "layer_getter", "grid_levels", "optional_tuple_arg"}
+TRACE_EXACT = {"scripted_norms", "product_of_sizes", "layer_getter", "grid_levels", "optional_tuple_arg",
+               "state_cache_then_read"}
 
 # name, module factory (called after seeding), input names, input sets, dynamic axes, expected ONNX ops
 # (of the main graph, not the loop bodies), output dtypes
@@ -700,6 +714,10 @@ def main():
     torch.manual_seed(0)
     block = SwinTransformerBlock(dim=8, num_heads=2, window_size=[4, 4], shift_size=[2, 2]).eval()
     torch.jit.script(block).save(os.path.join(out, "swin_block_shifted.pt"))
+    # torchvision's RAFT (small): caches its correlation pyramid on self and builds it in a loop.
+    from torchvision.models.optical_flow import raft_small
+    torch.manual_seed(0)
+    torch.jit.script(raft_small().eval()).save(os.path.join(out, "raft_small.pt"))
     with open(os.path.join(out, "manifest.json"), "w") as f:
         json.dump(rows, f, indent=1)
 

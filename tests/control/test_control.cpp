@@ -409,3 +409,57 @@ TEST(ControlFlowErrors, ListInLoopBelowOpset11) {
 }
 
 }  // namespace
+
+// State kept on self: a write read back in the same call is a value; the last write of an
+// attribute whose saved value the call also reads is dropped with one warning naming it and its
+// line, and a cache the call writes before reading is silent.
+TEST(ControlFlowState, DroppedWriteIsNamedOncePerAttribute) {
+  auto warningsOf = [](const std::string& model_name) {
+    auto model = Model::load(fs::path(OXPORT_CONTROL_DIR) / model_name);
+    EXPECT_TRUE(model.ok()) << model.error().message();
+    ExportOptions options;
+    options.args = {ArgValue::tensor(TensorSpec{{3, 4}, DType::Float32, FillKind::Randn, {}})};
+    std::ostringstream sink;
+    auto r = model->exportOnnx(options, OutputTarget::toStream(sink));
+    EXPECT_TRUE(r.ok()) << r.error().message();
+    std::vector<Diagnostic> out;
+    if (r.ok())
+      for (const auto& d : r->diagnostics)
+        if (d.code == "attribute-write-dropped") out.push_back(d);
+    return out;
+  };
+  auto counter = warningsOf("state_counter.pt");
+  ASSERT_EQ(counter.size(), 2u);
+  std::string names;
+  for (const auto& d : counter) {
+    names += d.message;
+    EXPECT_GT(d.location.line, 0) << d.toString();
+  }
+  EXPECT_NE(names.find("self.calls"), std::string::npos) << names;
+  EXPECT_NE(names.find("self.steps"), std::string::npos) << names;
+  EXPECT_TRUE(warningsOf("state_cache_then_read.pt").empty());
+  EXPECT_EQ(warningsOf("state_loop_writes.pt").size(), 1u);  // self.total; self.acc starts fresh
+}
+
+// Scripted RAFT (small) keeps its correlation pyramid on self (prim::SetAttr, then read back in the
+// refinement loop) and builds it with a constant-count loop of appends: exported with the defaults
+// and verified against libtorch.
+TEST(ControlFlowState, ScriptedRaftSmall) {
+  ASSERT_TRUE(makeDefaultRuntime().ok()) << "ONNX Runtime is not available";
+  auto model = Model::load(fs::path(OXPORT_CONTROL_DIR) / "raft_small.pt");
+  ASSERT_TRUE(model.ok()) << model.error().message();
+  ExportOptions options;
+  TensorSpec image{{1, 3, 128, 128}, DType::Float32, FillKind::Randn, {}};
+  TensorSpec other = image;
+  other.seed = 1;
+  options.args = {ArgValue::tensor(image), ArgValue::tensor(other)};
+  fs::path out = fs::path(OXPORT_CONTROL_DIR) / "out" / "raft_small.onnx";
+  fs::create_directories(out.parent_path());
+  auto r = model->exportOnnx(options, OutputTarget::toFile(out));
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  VerifyOptions vo;
+  vo.extra_sizes = false;
+  auto report = verifyExport(*model, options, out, runtime(), vo);
+  ASSERT_TRUE(report.ok()) << report.error().message();
+  EXPECT_TRUE(report->passed) << report->toText();
+}

@@ -67,6 +67,8 @@ const Registry& builtinRegistry() {
         {"special", registerSpecialOps},       {"rearrange", registerRearrangeOps},
         {"cumulative", registerCumulativeOps}, {"scatter_reduce", registerScatterReduceOps},
         {"loss_margin", registerMarginLossOps}, {"special_functions", registerSpecialFunctionOps},
+        {"order_stats", registerOrderStatsOps}, {"products", registerProductOps},
+        {"number_functions", registerNumberFunctionOps},
     };
     for (const auto& f : families) {
       r.setFamily(f.name);

@@ -80,6 +80,9 @@ void registerCumulativeOps(Registry& r);  // ops_cumulative.cpp: cumprod, cummax
 void registerScatterReduceOps(Registry& r);  // ops_scatter_reduce.cpp: scatter_reduce, index_reduce
 void registerMarginLossOps(Registry& r);  // ops_loss_margin.cpp: margin/embedding/triplet/poisson losses
 void registerSpecialFunctionOps(Registry& r);  // ops_special_functions.cpp: lgamma, digamma, erfinv
+void registerOrderStatsOps(Registry& r);  // ops_order_stats.cpp: msort, nanmedian, quantile, mode, histc
+void registerProductOps(Registry& r);  // ops_products.cpp: kron, block_diag, cartesian_prod, linalg_vander
+void registerNumberFunctionOps(Registry& r);  // ops_number_functions.cpp: i0, gcd, lcm
 void registerVisionOps(Registry& r);     // ops_vision.cpp: torchvision's nms, roi_align, roi_pool
 
 }  // namespace oxport::convert

@@ -8,10 +8,12 @@
 #include <torch/csrc/jit/passes/remove_mutation.h>
 
 #include "frontend/frontend_impl.h"
+#include "frontend/pass_attribute_writes.h"
 #include "frontend/pass_dict_writes.h"
 #include "frontend/pass_export_constants.h"
 #include "frontend/pass_list_mutation.h"
 #include "frontend/pass_nested_tensor.h"
+#include "frontend/pass_unroll_list_loops.h"
 #include "frontend/pass_view_writes.h"
 
 namespace oxport {
@@ -52,6 +54,9 @@ Result<FrontendResult> Frontend::run() {
   graph_ = module_.get_method("forward").graph()->copy();
   jit::Inline(*graph_);
   OXPORT_TRY(bakeArguments());
+  // self.cache = x, self.count += 1: a read after a write reads the value; the last write is
+  // state for the next call, dropped (before the flags are folded: what stays read is the saved value).
+  std::vector<Diagnostic> state_warnings = functionalizeAttributeWrites(*graph_);
   // No grad, no autocast, the training option, the modules' flags, the inputs' dtype, rank and
   // device, None-ness of Optional arguments: the fast paths they rule out go before anything runs.
   foldExportConstants(graph_, module_._ivalue(), options_.training);
@@ -60,6 +65,8 @@ Result<FrontendResult> Frontend::run() {
   functionalizeViewWrites(*graph_);  // y[:, i] = v and friends, before the mutation passes
   functionalizeDictWrites(*graph_);  // result["out"] = x: a new dict per write
   removeNoopUncheckedCasts(graph_->block());
+  // for _ in range(self.levels - 1): pyramid.append(...): a list of static length (its count is folded).
+  unrollListBuildingLoops(*graph_);
   jit::LowerSimpleTuples(graph_);
   try {
     // `[x.transpose(1, 0) for x in (query, key)]` (nn.MultiheadAttention, batch_first, query not
@@ -81,7 +88,9 @@ Result<FrontendResult> Frontend::run() {
   report(Phase::Trace, 0.0, "running the model on the example inputs");
   OXPORT_TRY(exampleRunMetaFirst());
   report(Phase::Trace, 1.0, "example run done");
-  return lower();
+  Result<FrontendResult> res = lower();
+  if (res.ok()) res->warnings.insert(res->warnings.begin(), state_warnings.begin(), state_warnings.end());
+  return res;
 }
 
 void Frontend::report(Phase p, double f, const std::string& m) {

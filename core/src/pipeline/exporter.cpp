@@ -72,18 +72,34 @@ GraphView tsGraphView(const ts::Graph& g) {
 
 namespace {
 
-// Switches the module's training flags for a reference run and restores them afterwards.
+// Switches the module's training flags for a reference run and restores them afterwards, with
+// every attribute forward assigns (self.count += 1, self.cache = x): each reference run is a call
+// from the saved state, as the exported graph is (see pass_attribute_writes.h).
 class TrainingGuard {
  public:
   TrainingGuard(torch::jit::Module& m, TrainingMode mode) : m_(m), was_(m.is_training()) {
+    save(m._ivalue());
     if (mode == TrainingMode::Eval) m_.eval();
     else if (mode == TrainingMode::Training) m_.train(true);
   }
-  ~TrainingGuard() { m_.train(was_); }
+  ~TrainingGuard() {
+    for (auto& [obj, slots] : saved_)
+      for (size_t i = 0; i < slots.size() && i < obj->slots().size(); ++i) obj->setSlot(i, slots[i]);
+    m_.train(was_);
+  }
 
  private:
+  void save(const c10::intrusive_ptr<c10::ivalue::Object>& obj) {
+    for (const auto& [o, s] : saved_)
+      if (o == obj) return;
+    saved_.emplace_back(obj, obj->slots());
+    for (const c10::IValue& v : obj->slots())
+      if (v.isObject() && v.toObjectRef().type()->is_module()) save(v.toObject());
+  }
+
   torch::jit::Module& m_;
   bool was_;
+  std::vector<std::pair<c10::intrusive_ptr<c10::ivalue::Object>, std::vector<c10::IValue>>> saved_;
 };
 
 void flattenIValue(const c10::IValue& v, std::vector<at::Tensor>& out) {

@@ -1,0 +1,143 @@
+// Tensor products and the matrices built from them, past torch.onnx: kron, block_diag,
+// cartesian_prod and linalg_vander. Every size comes from Shape (dynamic axes stay dynamic).
+#include "convert/args.h"
+#include "convert/registry.h"
+#include "convert/util.h"
+
+namespace oxport::convert {
+
+namespace {
+
+// x with `lead` axes of size 1 in front.
+std::string padRank(Context& ctx, const std::string& x, int lead) {
+  if (lead <= 0) return x;
+  std::vector<int64_t> axes;
+  for (int i = 0; i < lead; ++i) axes.push_back(i);
+  return ctx.unsqueeze(x, axes);
+}
+
+// kron(self, other): the ranks padded to r = max of both with leading 1s; a as [a0, 1, a1, 1, ...]
+// times b as [1, b0, 1, b1, ...], reshaped to [a0 b0, a1 b1, ...].
+Status convertKron(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
+  const DType out = n.output(0)->meta.dtype;
+  OXPORT_ASSIGN(std::string a, ctx.tensorOfType(args.in("self", 0), out));
+  OXPORT_ASSIGN(std::string b, ctx.tensorOfType(args.in("other", 1), out));
+  const int ra = ctx.rank(args.in("self", 0)), rb = ctx.rank(args.in("other", 1));
+  const int r = std::max(ra, rb);
+  if (r == 0) return bindOut(ctx, n, ctx.emit1("Mul", {a, b}));
+  a = padRank(ctx, a, r - ra);
+  b = padRank(ctx, b, r - rb);
+  std::vector<int64_t> odd, even;
+  for (int i = 0; i < r; ++i) {
+    odd.push_back(2 * i + 1);
+    even.push_back(2 * i);
+  }
+  std::string prod = ctx.emit1("Mul", {ctx.unsqueeze(a, odd), ctx.unsqueeze(b, even)});
+  std::string shape = ctx.emit1("Mul", {ctx.shapeOf(a), ctx.shapeOf(b)});
+  return bindOut(ctx, n, ctx.emit1("Reshape", {prod, shape}));
+}
+
+// block_diag(tensors): each tensor as a matrix (0-d: [1, 1], 1-D: [1, n]) placed on the diagonal;
+// each row band is the matrix between zero blocks as wide as the columns before and after it.
+Status convertBlockDiag(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
+  const DType out = n.output(0)->meta.dtype;
+  OXPORT_ASSIGN(std::vector<const Value*> elems, ctx.listElements(args.in("tensors", 0)));
+  if (elems.empty()) return bindOut(ctx, n, ctx.constant(scalarHostTensor(0, out, {1, 0})));
+  std::vector<std::string> mats, rows, cols;
+  for (const Value* e : elems) {
+    OXPORT_ASSIGN(std::string t, ctx.tensorOfType(e, out));
+    const int rank = ctx.rank(e);
+    if (rank > 2) return ctx.error("bad-argument", "block_diag of a tensor with more than 2 dimensions");
+    if (rank == 0) t = ctx.reshape(t, {1, 1});
+    if (rank == 1) t = ctx.unsqueeze(t, {0});
+    mats.push_back(t);
+    rows.push_back(dimSize(ctx, t, 0));
+    cols.push_back(dimSize(ctx, t, 1));
+  }
+  auto sumOf = [&](size_t from, size_t to) {  // columns of mats [from, to), a [1] int64
+    std::string s = ctx.constInt64s({0});
+    for (size_t j = from; j < to; ++j) s = ctx.emit1("Add", {s, cols[j]});
+    return s;
+  };
+  const HostTensor zero = scalarHostTensor(0, out, {1});
+  std::vector<std::string> bands;
+  for (size_t i = 0; i < mats.size(); ++i) {
+    auto zeros = [&](const std::string& width) {
+      return ctx.emit1("ConstantOfShape", {ctx.emit1("Concat", {rows[i], width}, {attrInt("axis", 0)})},
+                       {attrTensor("value", zero)});
+    };
+    bands.push_back(ctx.emit1("Concat", {zeros(sumOf(0, i)), mats[i], zeros(sumOf(i + 1, mats.size()))},
+                              {attrInt("axis", 1)}));
+  }
+  return bindOut(ctx, n, bands.size() == 1 ? bands[0] : ctx.emit1("Concat", bands, {attrInt("axis", 0)}));
+}
+
+// cartesian_prod(tensors): for 1-D tensors of sizes n1..nk, [n1 ... nk, k]: each tensor expanded
+// over the grid (meshgrid "ij"), flattened, stacked as columns. One tensor: itself.
+Status convertCartesianProd(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
+  const DType out = n.output(0)->meta.dtype;
+  OXPORT_ASSIGN(std::vector<const Value*> elems, ctx.listElements(args.in("tensors", 0)));
+  std::vector<std::string> ts, sizes;
+  for (const Value* e : elems) {
+    if (ctx.rank(e) != 1) return ctx.error("bad-argument", "cartesian_prod of a tensor that is not 1-D");
+    OXPORT_ASSIGN(std::string t, ctx.tensorOfType(e, out));
+    ts.push_back(t);
+    sizes.push_back(ctx.shapeOf(t));
+  }
+  if (ts.empty()) return ctx.error("bad-argument", "cartesian_prod of no tensors");
+  if (ts.size() == 1) return bindOut(ctx, n, ctx.emit1("Identity", {ts[0]}));
+  const int64_t k = static_cast<int64_t>(ts.size());
+  std::string grid = ctx.emit1("Concat", sizes, {attrInt("axis", 0)});
+  std::vector<std::string> columns;
+  for (int64_t i = 0; i < k; ++i) {
+    std::vector<int64_t> shape(k, 1);
+    shape[i] = -1;
+    std::string g = ctx.emit1("Expand", {ctx.reshape(ts[i], shape), grid});
+    columns.push_back(ctx.emit1("Flatten", {g}, {attrInt("axis", k)}));  // [N, 1]: no -1 to infer from 0 elements
+  }
+  // ONNX Runtime broadcasts a 1 against a 0 to 1: with an empty tensor the columns keep rows;
+  // the product has n1 ... nk of them, none then (a Slice to a computed end: opset 10).
+  std::string prod = ctx.emit1("Concat", columns, {attrInt("axis", 1)});
+  if (ctx.opset() < 10) return bindOut(ctx, n, prod);
+  std::string rows = reduceOver(ctx, "ReduceProd", grid, {0}, true);
+  return bindOut(ctx, n, ctx.emit1("Slice", {prod, ctx.constInt64s({0}), rows, ctx.constInt64s({0})}));
+}
+
+// linalg_vander(x, *, N=None): [..., n] -> [..., n, N] with columns x^0 ... x^(N-1) (N defaults
+// to n). Pow with integer exponents, in float64 for integer x (exact up to 2^53).
+Status convertLinalgVander(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
+  const Value* xv = args.in("x", 0);
+  const DType out = n.output(0)->meta.dtype;
+  const bool floating = out == DType::Float32 || out == DType::Float64;
+  const DType work = floating ? out : DType::Float64;
+  OXPORT_ASSIGN(std::string x, ctx.tensorOfType(xv, work));
+  const int rank = ctx.rank(xv);
+  if (rank == 0) return ctx.error("bad-argument", "linalg_vander of a 0-d tensor", "give a tensor of at least one dimension");
+  std::string count;
+  const Value* nv = args.optIn("N");
+  if (nv && !ctx.isNone(nv)) {
+    OXPORT_ASSIGN(int64_t cols, ctx.constInt(nv));
+    if (cols <= 1) return ctx.error("bad-argument", "linalg_vander with N = " + std::to_string(cols), "N must be greater than 1");
+    count = ctx.constInt64s({cols});
+  } else {
+    count = dimSize(ctx, x, rank - 1);
+  }
+  std::string powers = ctx.cast(arangeOf(ctx, count), work);
+  std::string v = ctx.emit1("Pow", {ctx.unsqueeze(x, {rank}), powers});
+  return bindOut(ctx, n, castIf(ctx, v, work, out));
+}
+
+}  // namespace
+
+void registerProductOps(Registry& r) {
+  r.add("aten::kron", convertKron);
+  r.add("aten::block_diag", convertBlockDiag);
+  r.add("aten::cartesian_prod", convertCartesianProd);
+  r.add("aten::linalg_vander", convertLinalgVander);
+}
+
+}  // namespace oxport::convert
