@@ -99,10 +99,13 @@ Status convertGelu(Context& ctx, const Node& n) {
   return bindOut(ctx, n, y);
 }
 
-Status convertSilu(Context& ctx, const Node& n) {
-  const Args args(ctx, n);
-  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
-  return bindOut(ctx, n, ctx.emit1("Mul", {x, ctx.emit1("Sigmoid", {x})}));
+// x op f(x): silu is x * sigmoid(x), tanhshrink x - tanh(x).
+ConvertFn selfWith(const std::string& op, const std::string& f) {
+  return [op, f](Context& ctx, const Node& n) -> Status {
+    const Args args(ctx, n);
+    OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+    return bindOut(ctx, n, ctx.emit1(op, {x, ctx.emit1(f, {x})}));
+  };
 }
 
 Status convertHardsigmoid(Context& ctx, const Node& n) {
@@ -193,12 +196,6 @@ Status convertSoftshrink(Context& ctx, const Node& n) {
   return bindOut(ctx, n, ctx.emit1("Where", {ctx.emit1("Greater", {x, lp}), ctx.emit1("Sub", {x, lp}), low}));
 }
 
-Status convertTanhshrink(Context& ctx, const Node& n) {
-  const Args args(ctx, n);
-  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
-  return bindOut(ctx, n, ctx.emit1("Sub", {x, ctx.emit1("Tanh", {x})}));
-}
-
 // threshold(self, threshold, value): x where x > threshold, else value.
 Status convertThreshold(Context& ctx, const Node& n) {
   const Args args(ctx, n);
@@ -269,7 +266,7 @@ void registerActivationOps(Registry& r) {
   r.add("aten::_softmax", softmax("Softmax"));
   r.add("aten::_log_softmax", softmax("LogSoftmax"));
   r.add("aten::gelu", convertGelu);
-  addAll(r, {"aten::silu", "aten::silu_"}, convertSilu);
+  addAll(r, {"aten::silu", "aten::silu_"}, selfWith("Mul", "Sigmoid"));
   addAll(r, {"aten::hardsigmoid", "aten::hardsigmoid_"}, convertHardsigmoid);
   addAll(r, {"aten::hardswish", "aten::hardswish_"}, convertHardswish);
   addAll(r, {"aten::elu", "aten::elu_"}, convertElu);
@@ -278,7 +275,7 @@ void registerActivationOps(Registry& r) {
   r.add("aten::glu", convertGlu);
   addAll(r, {"aten::hardshrink", "aten::hardshrink_"}, convertHardshrink);
   addAll(r, {"aten::softshrink", "aten::softshrink_"}, convertSoftshrink);
-  r.add("aten::tanhshrink", convertTanhshrink);
+  r.add("aten::tanhshrink", selfWith("Sub", "Tanh"));
   addAll(r, {"aten::threshold", "aten::threshold_"}, convertThreshold);
   r.add("aten::log_sigmoid", convertLogSigmoid);
   addAll(r, {"aten::mish", "aten::mish_"}, convertMish);
