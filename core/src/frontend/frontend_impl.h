@@ -47,6 +47,9 @@ struct ExampleRun {
   std::unordered_set<jit::Node*> executed;            // trace mode: nodes run (never destroyed)
   std::unordered_set<std::string> warned_unrolled;    // trace mode: constructs already reported
   std::unordered_set<jit::Node*> dropped_asserts;     // asserts on shapes the example inputs pass
+  // runIf: whether a branch of the If writes a list or dict made outside it (writesOuterList),
+  // found once per If rather than at each run of it (an if inside a loop runs every iteration).
+  std::unordered_map<const jit::Node*, bool> writes_outer_list;
   std::vector<Diagnostic> warnings;
 
   // Back to the state before the run; the inputs stay.
