@@ -69,7 +69,7 @@ Status convertCosineEmbedding(Context& ctx, const Node& n) {
   OXPORT_ASSIGN(auto in, promotedArgs(ctx, n, {"input1", "input2", "target"}));
   OXPORT_ASSIGN(double margin, doubleArg(ctx, n, "margin", 0));
   OXPORT_ASSIGN(int64_t reduction, reductionArg(ctx, n, n.inputs.size() - 1));
-  const int64_t last = ctx.rank(n.input(0)) - 1;
+  const int64_t last = ctx.rank(Args(ctx, n).in("input1", 0)) - 1;
   if (last < 0) return ctx.error("bad-argument", "cosine_embedding_loss of 0-d inputs");
   auto sumLast = [&](const std::string& a, const std::string& b) {
     return reduceOver(ctx, "ReduceSum", ctx.emit1("Mul", {a, b}), {last}, false);
@@ -113,7 +113,9 @@ Status convertTripletMargin(Context& ctx, const Node& n) {
   OXPORT_ASSIGN(int64_t reduction, reductionArg(ctx, n, n.inputs.size() - 1));
   if (p == 0) return ctx.error("unsupported-form", "triplet_margin_loss with p=0 (a count of nonzero differences)");
   int64_t last = 0;
-  for (size_t i = 0; i < 3; ++i) last = std::max<int64_t>(last, ctx.rank(n.input(i)) - 1);
+  const Args args(ctx, n);
+  const char* names[] = {"anchor", "positive", "negative"};
+  for (size_t i = 0; i < 3; ++i) last = std::max<int64_t>(last, ctx.rank(args.in(names[i], i)) - 1);
   std::string pos = pairwiseDistance(ctx, in[0], in[1], p, eps, last, dt);
   std::string neg = pairwiseDistance(ctx, in[0], in[2], p, eps, last, dt);
   if (swap) neg = ctx.emit1("Min", {neg, pairwiseDistance(ctx, in[1], in[2], p, eps, last, dt)});
@@ -125,13 +127,14 @@ Status convertTripletMargin(Context& ctx, const Node& n) {
 // sum over classes i != y of w[y] max(0, margin - x[y] + x[i])^p, divided by the class count.
 Status convertMultiMargin(Context& ctx, const Node& n) {
   const DType dt = n.output(0)->meta.dtype;
-  OXPORT_ASSIGN(std::string x, ctx.tensorOfType(n.input(0), dt));
-  OXPORT_ASSIGN(std::string y, ctx.tensorOfType(n.input(1), DType::Int64));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, args.tensorOfType("self", 0, dt));
+  OXPORT_ASSIGN(std::string y, args.tensorOfType("target", 1, DType::Int64));
   OXPORT_ASSIGN(double p, doubleArg(ctx, n, "p", 1.0));
   OXPORT_ASSIGN(double margin, doubleArg(ctx, n, "margin", 1.0));
   OXPORT_ASSIGN(int64_t reduction, reductionArg(ctx, n, n.inputs.size() - 1));
   if (p != 1 && p != 2) return ctx.error("bad-argument", "multi_margin_loss: p must be 1 or 2, as in PyTorch");
-  const int rank = ctx.rank(n.input(0));
+  const int rank = ctx.rank(args.in("self", 0));
   if (rank != 1 && rank != 2) return ctx.error("bad-argument", "multi_margin_loss of a tensor of rank " + std::to_string(rank));
   if (rank == 1) {
     x = ctx.unsqueeze(x, {0});

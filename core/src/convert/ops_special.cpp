@@ -317,7 +317,7 @@ Status convertTrapezoid(Context& ctx, const Node& n) {
   dim = ctx.normDim(dim, rank);
   std::string hi = ctx.slice(y, {1}, {kInt64Max}, {dim}), lo = ctx.slice(y, {0}, {-1}, {dim});
   std::string mid = ctx.emit1("Div", {ctx.emit1("Add", {hi, lo}), ctx.constScalar(2, dt)});
-  const Value* step = n.inputs.size() > 1 ? n.input(1) : nullptr;
+  const Value* step = args.optIn({"x", "dx"}, 1);
   if (step && step->isTensor()) {
     OXPORT_ASSIGN(std::string xs, ctx.tensorOfType(step, dt));
     const int xr = ctx.rank(step);

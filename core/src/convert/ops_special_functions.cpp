@@ -86,8 +86,9 @@ enum class Fn { Lgamma, Digamma, Erfinv };
 ConvertFn special(Fn fn) {
   return [fn](Context& ctx, const Node& n) -> Status {
     const DType out = n.output(0)->meta.dtype;
-    OXPORT_ASSIGN(std::string x0, ctx.tensor(n.input(0)));
-    std::string x = ctx.dtype(n.input(0)) == kF64 ? x0 : ctx.cast(x0, kF64);
+    const Value* self = Args(ctx, n).in({"self", "a"}, 0);
+    OXPORT_ASSIGN(std::string x0, ctx.tensor(self));
+    std::string x = ctx.dtype(self) == kF64 ? x0 : ctx.cast(x0, kF64);
     const double inf = std::numeric_limits<double>::infinity();
     std::string y;
     if (fn == Fn::Erfinv) {
