@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 
 #include "oxport/model.h"
 #include "oxport/preset.h"
@@ -150,16 +151,31 @@ INSTANTIATE_TEST_SUITE_P(Control, ControlFlowTest, ::testing::ValuesIn(loadCases
                          });
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(ControlFlowTest);
 
-// A raise on a data-dependent branch has no ONNX form: the error names it, its line, and the way out.
-TEST(ControlFlowErrors, RaiseInDataDependentBranch) {
-  auto model = Model::load(fs::path(OXPORT_CONTROL_DIR) / "raises_on_data.pt");
-  ASSERT_TRUE(model.ok()) << model.error().message();
+// Exports control fixture `file` with one input of `shape` (`tweak` sets other options) and
+// expects a refusal: its first diagnostic (an empty one, after a test failure, when the fixture
+// does not load or the export succeeds).
+Diagnostic refusal(const char* file, const std::vector<int64_t>& shape,
+                   const std::function<void(ExportOptions&)>& tweak = nullptr) {
+  auto model = Model::load(fs::path(OXPORT_CONTROL_DIR) / file);
+  if (!model.ok()) {
+    ADD_FAILURE() << file << ": " << model.error().message();
+    return {};
+  }
   ExportOptions options;
-  options.args = {ArgValue::tensor(TensorSpec{{2, 3}})};
+  options.args = {ArgValue::tensor(TensorSpec{shape})};
+  if (tweak) tweak(options);
   std::ostringstream sink;
   auto r = model->exportOnnx(options, OutputTarget::toStream(sink));
-  ASSERT_FALSE(r.ok());
-  const Diagnostic& d = r.error().first();
+  if (r.ok()) {
+    ADD_FAILURE() << file << " was exported; a refusal was expected";
+    return {};
+  }
+  return r.error().first();
+}
+
+// A raise on a data-dependent branch has no ONNX form: the error names it, its line, and the way out.
+TEST(ControlFlowErrors, RaiseInDataDependentBranch) {
+  const Diagnostic d = refusal("raises_on_data.pt", {2, 3});
   EXPECT_EQ(d.code, "unsupported-form");
   EXPECT_NE(d.message.find("raises an exception (\"input too large\")"), std::string::npos) << d.message;
   EXPECT_EQ(d.node_kind, "prim::RaiseException");
@@ -228,16 +244,10 @@ TEST(ControlFlowErrors, NoneOrListLeavingControlFlowSaysWhatToDo) {
                              "return torch.stack(list)"},
                         Want{"returns_growing_list.pt", "returns list %outs",
                              "return torch.stack(list)"}}) {
-    auto model = Model::load(fs::path(OXPORT_CONTROL_DIR) / w.model);
-    ASSERT_TRUE(model.ok()) << model.error().message();
-    ExportOptions options;
-    options.args = {ArgValue::tensor(TensorSpec{{2, 3}})};
-    options.input_names = {"x"};
-    options.dynamic_axes["x"] = DynamicAxisSpec{true, {{0, ""}}};  // a loop over x.size(0) stays a loop
-    std::ostringstream sink;
-    auto r = model->exportOnnx(options, OutputTarget::toStream(sink));
-    ASSERT_FALSE(r.ok()) << w.model;
-    const Diagnostic& d = r.error().first();
+    const Diagnostic d = refusal(w.model, {2, 3}, [](ExportOptions& o) {
+      o.input_names = {"x"};
+      o.dynamic_axes["x"] = DynamicAxisSpec{true, {{0, ""}}};  // a loop over x.size(0) stays a loop
+    });
     EXPECT_NE(d.message.find(w.message), std::string::npos) << w.model << ": " << d.message;
     EXPECT_NE(d.hint.find(w.hint), std::string::npos) << w.model << ": " << d.hint;
   }
@@ -363,14 +373,7 @@ TEST(ControlFlowLists, SizeBranchThatChangesAListKeepsTheExamplesBranch) {
 }
 
 TEST(ControlFlowLists, DataBranchThatChangesAListIsRefused) {
-  auto model = Model::load(fs::path(OXPORT_CONTROL_DIR) / "data_branch_sets_list.pt");
-  ASSERT_TRUE(model.ok()) << model.error().message();
-  ExportOptions options;
-  options.args = {ArgValue::tensor(TensorSpec{{2, 3}})};
-  std::ostringstream sink;
-  auto r = model->exportOnnx(options, OutputTarget::toStream(sink));
-  ASSERT_FALSE(r.ok());
-  const Diagnostic& d = r.error().first();
+  const Diagnostic d = refusal("data_branch_sets_list.pt", {2, 3});
   EXPECT_EQ(d.code, "unsupported-form") << d.toString();
   EXPECT_EQ(d.node_kind, "prim::If");
   EXPECT_NE(d.message.find("list or dict"), std::string::npos) << d.message;
@@ -380,29 +383,16 @@ TEST(ControlFlowLists, DataBranchThatChangesAListIsRefused) {
 
 // Control flow needs opset 11 (as torch.onnx): older opsets say so.
 TEST(ControlFlowErrors, OpsetBelow11) {
-  auto model = Model::load(fs::path(OXPORT_CONTROL_DIR) / "data_if.pt");
-  ASSERT_TRUE(model.ok()) << model.error().message();
-  ExportOptions options;
-  options.opset_version = 10;
-  options.operator_export_type = OperatorExportType::Onnx;
-  options.args = {ArgValue::tensor(TensorSpec{{2, 3}})};
-  std::ostringstream sink;
-  auto r = model->exportOnnx(options, OutputTarget::toStream(sink));
-  ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.error().first().code, "opset-too-old");
+  const Diagnostic d = refusal("data_if.pt", {2, 3}, [](ExportOptions& o) {
+    o.opset_version = 10;
+    o.operator_export_type = OperatorExportType::Onnx;
+  });
+  EXPECT_EQ(d.code, "opset-too-old");
 }
 
 // A list built in a loop is an ONNX sequence, which needs opset 11 too.
 TEST(ControlFlowErrors, ListInLoopBelowOpset11) {
-  auto model = Model::load(fs::path(OXPORT_CONTROL_DIR) / "greedy_decoder.pt");
-  ASSERT_TRUE(model.ok()) << model.error().message();
-  ExportOptions options;
-  options.opset_version = 10;
-  options.args = {ArgValue::tensor(TensorSpec{{2, 12}})};
-  std::ostringstream sink;
-  auto r = model->exportOnnx(options, OutputTarget::toStream(sink));
-  ASSERT_FALSE(r.ok());
-  const Diagnostic& d = r.error().first();
+  const Diagnostic d = refusal("greedy_decoder.pt", {2, 12}, [](ExportOptions& o) { o.opset_version = 10; });
   EXPECT_EQ(d.code, "opset-too-old") << d.toString();
   EXPECT_NE(d.message.find("needs opset 11"), std::string::npos) << d.message;
   EXPECT_GT(d.location.line, 0) << d.toString();

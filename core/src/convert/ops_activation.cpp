@@ -99,10 +99,13 @@ Status convertGelu(Context& ctx, const Node& n) {
   return bindOut(ctx, n, y);
 }
 
-Status convertSilu(Context& ctx, const Node& n) {
-  const Args args(ctx, n);
-  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
-  return bindOut(ctx, n, ctx.emit1("Mul", {x, ctx.emit1("Sigmoid", {x})}));
+// x op f(x): silu is x * sigmoid(x), tanhshrink x - tanh(x).
+ConvertFn selfWith(const std::string& op, const std::string& f) {
+  return [op, f](Context& ctx, const Node& n) -> Status {
+    const Args args(ctx, n);
+    OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+    return bindOut(ctx, n, ctx.emit1(op, {x, ctx.emit1(f, {x})}));
+  };
 }
 
 Status convertHardsigmoid(Context& ctx, const Node& n) {
@@ -167,15 +170,17 @@ Status convertGlu(Context& ctx, const Node& n) {
   return bindOut(ctx, n, ctx.emit1("Mul", {halves[0], ctx.emit1("Sigmoid", {halves[1]})}));
 }
 
-Result<double> scalarArg(Context& ctx, const Node& n, size_t i, double dflt) {
-  if (n.inputs.size() <= i || ctx.isNone(n.input(i))) return dflt;
-  return ctx.constDouble(n.input(i));
+// A number argument, or `dflt` when the overload lacks it or it is None.
+Result<double> scalarArg(Context& ctx, const Node& n, const ArgName& name, size_t pos, double dflt) {
+  const Value* v = Args(ctx, n).optIn(name, pos);
+  if (!v || ctx.isNone(v)) return dflt;
+  return ctx.constDouble(v);
 }
 
 // hardshrink(self, lambd=0.5): x where |x| > lambd, else 0.
 Status convertHardshrink(Context& ctx, const Node& n) {
   const Args args(ctx, n);
-  OXPORT_ASSIGN(double l, scalarArg(ctx, n, 1, 0.5));
+  OXPORT_ASSIGN(double l, scalarArg(ctx, n, "lambd", 1, 0.5));
   OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
   const DType dt = ctx.dtype(args.in("self", 0));
   std::string keep = ctx.emit1("Greater", {ctx.emit1("Abs", {x}), ctx.constScalar(l, dt)});
@@ -185,18 +190,12 @@ Status convertHardshrink(Context& ctx, const Node& n) {
 // softshrink(self, lambd=0.5): x - lambd above lambd, x + lambd below -lambd, else 0.
 Status convertSoftshrink(Context& ctx, const Node& n) {
   const Args args(ctx, n);
-  OXPORT_ASSIGN(double l, scalarArg(ctx, n, 1, 0.5));
+  OXPORT_ASSIGN(double l, scalarArg(ctx, n, "lambd", 1, 0.5));
   OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
   const DType dt = ctx.dtype(args.in("self", 0));
   std::string lp = ctx.constScalar(l, dt), ln = ctx.constScalar(-l, dt), zero = ctx.constScalar(0, dt);
   std::string low = ctx.emit1("Where", {ctx.emit1("Less", {x, ln}), ctx.emit1("Add", {x, lp}), zero});
   return bindOut(ctx, n, ctx.emit1("Where", {ctx.emit1("Greater", {x, lp}), ctx.emit1("Sub", {x, lp}), low}));
-}
-
-Status convertTanhshrink(Context& ctx, const Node& n) {
-  const Args args(ctx, n);
-  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
-  return bindOut(ctx, n, ctx.emit1("Sub", {x, ctx.emit1("Tanh", {x})}));
 }
 
 // threshold(self, threshold, value): x where x > threshold, else value.
@@ -226,7 +225,7 @@ Status convertMish(Context& ctx, const Node& n) {
 // celu(self, alpha=1): Celu from opset 12 (float32); otherwise alpha * elu(x / alpha).
 Status convertCelu(Context& ctx, const Node& n) {
   const Args args(ctx, n);
-  OXPORT_ASSIGN(double alpha, scalarArg(ctx, n, 1, 1.0));
+  OXPORT_ASSIGN(double alpha, scalarArg(ctx, n, "alpha", 1, 1.0));
   OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
   const DType dt = ctx.dtype(args.in("self", 0));
   if (ctx.opset() >= 12 && dt == DType::Float32)
@@ -244,8 +243,8 @@ Status convertCelu(Context& ctx, const Node& n) {
 // rrelu(self, lower, upper, training, generator): in eval a leaky relu of slope (lower+upper)/2.
 Status convertRrelu(Context& ctx, const Node& n) {
   const Args args(ctx, n);
-  OXPORT_ASSIGN(double lower, scalarArg(ctx, n, 1, 1.0 / 8.0));
-  OXPORT_ASSIGN(double upper, scalarArg(ctx, n, 2, 1.0 / 3.0));
+  OXPORT_ASSIGN(double lower, scalarArg(ctx, n, "lower", 1, 1.0 / 8.0));
+  OXPORT_ASSIGN(double upper, scalarArg(ctx, n, "upper", 2, 1.0 / 3.0));
   bool training = false;
   if (n.inputs.size() > 3) { OXPORT_ASSIGN(training, ctx.constBool(args.in("training", 3))); }
   if (training)
@@ -269,7 +268,7 @@ void registerActivationOps(Registry& r) {
   r.add("aten::_softmax", softmax("Softmax"));
   r.add("aten::_log_softmax", softmax("LogSoftmax"));
   r.add("aten::gelu", convertGelu);
-  addAll(r, {"aten::silu", "aten::silu_"}, convertSilu);
+  addAll(r, {"aten::silu", "aten::silu_"}, selfWith("Mul", "Sigmoid"));
   addAll(r, {"aten::hardsigmoid", "aten::hardsigmoid_"}, convertHardsigmoid);
   addAll(r, {"aten::hardswish", "aten::hardswish_"}, convertHardswish);
   addAll(r, {"aten::elu", "aten::elu_"}, convertElu);
@@ -278,7 +277,7 @@ void registerActivationOps(Registry& r) {
   r.add("aten::glu", convertGlu);
   addAll(r, {"aten::hardshrink", "aten::hardshrink_"}, convertHardshrink);
   addAll(r, {"aten::softshrink", "aten::softshrink_"}, convertSoftshrink);
-  r.add("aten::tanhshrink", convertTanhshrink);
+  r.add("aten::tanhshrink", selfWith("Sub", "Tanh"));
   addAll(r, {"aten::threshold", "aten::threshold_"}, convertThreshold);
   r.add("aten::log_sigmoid", convertLogSigmoid);
   addAll(r, {"aten::mish", "aten::mish_"}, convertMish);

@@ -133,6 +133,18 @@ Result<MhaOut> attention(Context& ctx, const Mha& a, const std::string& q_in, co
   return o;
 }
 
+// The arguments both ops have in this order from `first` on: embed_dim, the head count (named
+// `heads`), qkv_weight, qkv_bias, proj_weight, proj_bias.
+Status readProjection(Context& ctx, const Args& args, const char* heads, size_t first, Mha& a) {
+  OXPORT_ASSIGN(a.embed_dim, ctx.constInt(args.in("embed_dim", first)));
+  OXPORT_ASSIGN(a.heads, ctx.constInt(args.in(heads, first + 1)));
+  a.qkv_weight = args.in("qkv_weight", first + 2);
+  a.qkv_bias = args.in("qkv_bias", first + 3);
+  a.proj_weight = args.in("proj_weight", first + 4);
+  a.proj_bias = args.in("proj_bias", first + 5);
+  return okStatus();
+}
+
 // _native_multi_head_attention(query, key, value, embed_dim, num_head, qkv_weight, qkv_bias,
 //     proj_weight, proj_bias, mask=None, need_weights=True, average_attn_weights=True, mask_type=None)
 Status convertNativeMha(Context& ctx, const Node& n) {
@@ -141,12 +153,7 @@ Status convertNativeMha(Context& ctx, const Node& n) {
   a.query = args.in("query", 0);
   a.key = args.in("key", 1);
   a.value = args.in("value", 2);
-  OXPORT_ASSIGN(a.embed_dim, ctx.constInt(args.in("embed_dim", 3)));
-  OXPORT_ASSIGN(a.heads, ctx.constInt(args.in("num_head", 4)));
-  a.qkv_weight = args.in("qkv_weight", 5);
-  a.qkv_bias = args.in("qkv_bias", 6);
-  a.proj_weight = args.in("proj_weight", 7);
-  a.proj_bias = args.in("proj_bias", 8);
+  OXPORT_TRY(readProjection(ctx, args, "num_head", 3, a));
   bool need_weights = true, average = true;
   if (n.inputs.size() > 9) a.mask = args.in("mask", 9);
   if (n.inputs.size() > 10) { OXPORT_ASSIGN(need_weights, ctx.constBool(args.in("need_weights", 10))); }
@@ -177,12 +184,7 @@ Status convertEncoderLayer(Context& ctx, const Node& n) {
   if (n.inputs.size() < 18) return ctx.error("bad-argument", n.kind + ": unexpected overload");
   Mha a;
   a.query = a.key = a.value = args.in("src", 0);
-  OXPORT_ASSIGN(a.embed_dim, ctx.constInt(args.in("embed_dim", 1)));
-  OXPORT_ASSIGN(a.heads, ctx.constInt(args.in("num_heads", 2)));
-  a.qkv_weight = args.in("qkv_weight", 3);
-  a.qkv_bias = args.in("qkv_bias", 4);
-  a.proj_weight = args.in("proj_weight", 5);
-  a.proj_bias = args.in("proj_bias", 6);
+  OXPORT_TRY(readProjection(ctx, args, "num_heads", 1, a));
   OXPORT_ASSIGN(bool use_gelu, ctx.constBool(args.in("use_gelu", 7)));
   OXPORT_ASSIGN(bool norm_first, ctx.constBool(args.in("norm_first", 8)));
   OXPORT_ASSIGN(double eps, ctx.constDouble(args.in("eps", 9)));

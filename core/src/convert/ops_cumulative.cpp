@@ -9,6 +9,7 @@
 #include <cmath>
 #include <limits>
 
+#include "convert/args.h"
 #include "convert/registry.h"
 #include "convert/util.h"
 
@@ -48,37 +49,51 @@ Grid makeGrid(Context& ctx, const std::string& x, int64_t d, int rank) {
   return g;
 }
 
+// What every scan starts from: self in its work dtype, its rank and, for rank > 0, the grid over
+// `dim`. `work` maps self's dtype (out: the output's) to the dtype the scan runs in.
+struct Scan {
+  std::string x;
+  DType in, out, work;
+  int rank;
+  Grid g;
+};
+
+Result<Scan> scanOf(Context& ctx, const Node& n, DType (*work)(DType in, DType out)) {
+  const Args args(ctx, n);
+  Scan s;
+  OXPORT_ASSIGN(std::string x0, args.tensor("self", 0));
+  OXPORT_ASSIGN(int64_t dim, args.constInt("dim", 1));
+  s.in = ctx.dtype(args.in("self", 0));
+  s.out = n.output(0)->meta.dtype;
+  s.work = work(s.in, s.out);
+  s.rank = ctx.rank(args.in("self", 0));
+  s.x = castIf(ctx, x0, s.in, s.work);
+  if (s.rank > 0) s.g = makeGrid(ctx, s.x, ctx.normDim(dim, s.rank), s.rank);
+  return s;
+}
+
+DType outputWork(DType, DType out) { return reduceWorkType(out); }
+
 // cumprod(self, dim, dtype=None)
 Status convertCumprod(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x0, ctx.tensor(n.input(0)));
-  OXPORT_ASSIGN(int64_t dim, ctx.constInt(n.input(1)));
-  const DType out = n.output(0)->meta.dtype;
-  const DType work = reduceWorkType(out);
-  const int rank = ctx.rank(n.input(0));
-  std::string x = castIf(ctx, x0, ctx.dtype(n.input(0)), work);
-  if (rank == 0) return bindOut(ctx, n, castIf(ctx, ctx.emit1("Identity", {x}), work, out));
-  const int64_t d = ctx.normDim(dim, rank);
-  Grid g = makeGrid(ctx, x, d, rank);
-  std::string masked = ctx.emit1("Where", {g.keep, g.cols, ctx.constScalar(1, work)});
-  std::string y = reduceOver(ctx, "ReduceProd", masked, {g.axis}, false);
-  return bindOut(ctx, n, castIf(ctx, y, work, out));
+  OXPORT_ASSIGN(Scan s, scanOf(ctx, n, outputWork));
+  if (s.rank == 0) return bindOut(ctx, n, castIf(ctx, ctx.emit1("Identity", {s.x}), s.work, s.out));
+  std::string masked = ctx.emit1("Where", {s.g.keep, s.g.cols, ctx.constScalar(1, s.work)});
+  std::string y = reduceOver(ctx, "ReduceProd", masked, {s.g.axis}, false);
+  return bindOut(ctx, n, castIf(ctx, y, s.work, s.out));
 }
 
 // logcumsumexp(self, dim): log of the running sum of exp, shifted by the running max so that
 // large inputs do not overflow; an all -inf prefix gives -inf and a +inf gives +inf, as libtorch.
 Status convertLogcumsumexp(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x0, ctx.tensor(n.input(0)));
-  OXPORT_ASSIGN(int64_t dim, ctx.constInt(n.input(1)));
   const DType out = n.output(0)->meta.dtype;
   if (!isFloat(reduceWorkType(out)))
     return ctx.error("unsupported-form", std::string("logcumsumexp of a ") + dtypeName(out) + " tensor",
                      "libtorch computes it for floating-point tensors only");
-  const DType work = reduceWorkType(out);
-  const int rank = ctx.rank(n.input(0));
-  std::string x = castIf(ctx, x0, ctx.dtype(n.input(0)), work);
-  if (rank == 0) return bindOut(ctx, n, castIf(ctx, ctx.emit1("Identity", {x}), work, out));
-  const int64_t d = ctx.normDim(dim, rank);
-  Grid g = makeGrid(ctx, x, d, rank);
+  OXPORT_ASSIGN(Scan sc, scanOf(ctx, n, outputWork));
+  const DType work = sc.work;
+  if (sc.rank == 0) return bindOut(ctx, n, castIf(ctx, ctx.emit1("Identity", {sc.x}), work, out));
+  const Grid& g = sc.g;
   const double inf = std::numeric_limits<double>::infinity();
   std::string masked = ctx.emit1("Where", {g.keep, g.cols, ctx.constScalar(-inf, work)});
   std::string m = reduceOver(ctx, "ReduceMax", masked, {g.axis}, true);
@@ -95,20 +110,15 @@ Status convertLogcumsumexp(Context& ctx, const Node& n) {
 // last position of the running extreme (ties move it forward), and once a NaN is seen the value
 // is NaN and the index the last NaN so far.
 Status convertCumExtreme(Context& ctx, const Node& n, bool is_max) {
-  OXPORT_ASSIGN(std::string x0, ctx.tensor(n.input(0)));
-  OXPORT_ASSIGN(int64_t dim, ctx.constInt(n.input(1)));
-  const DType in = ctx.dtype(n.input(0));
-  const DType out = n.output(0)->meta.dtype;
-  const DType work = in == DType::Bool ? DType::Int32 : reduceWorkType(in);
-  const int rank = ctx.rank(n.input(0));
-  std::string x = castIf(ctx, x0, in, work);
-  if (rank == 0) {
-    ctx.bind(n.output(0), castIf(ctx, ctx.emit1("Identity", {x}), work, out));
+  auto work_of = [](DType in, DType) { return in == DType::Bool ? DType::Int32 : reduceWorkType(in); };
+  OXPORT_ASSIGN(Scan s, scanOf(ctx, n, work_of));
+  const DType out = s.out, work = s.work;
+  if (s.rank == 0) {
+    ctx.bind(n.output(0), castIf(ctx, ctx.emit1("Identity", {s.x}), work, out));
     ctx.bind(n.output(1), ctx.constInt64s({0}, true));
     return okStatus();
   }
-  const int64_t d = ctx.normDim(dim, rank);
-  Grid g = makeGrid(ctx, x, d, rank);
+  const Grid& g = s.g;
   const std::string reduce = is_max ? "ReduceMax" : "ReduceMin";
   const bool fp = isFloat(work);
   std::string keep = g.keep;

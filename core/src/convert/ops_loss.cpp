@@ -9,18 +9,14 @@ namespace oxport::convert {
 
 namespace {
 
-Result<int64_t> reductionOf(Context& ctx, const Node& n, size_t fallback_index) {
-  const Value* r = Args(ctx, n).optIn("reduction", fallback_index);
-  if (!r) return int64_t(1);
-  OXPORT_ASSIGN(int64_t v, ctx.constInt(r));
-  if (v < 0 || v > 2)
-    return Error(ctx.error("bad-argument", "reduction " + std::to_string(v) + " is not none (0), mean (1) or sum (2)"));
-  return v;
-}
-
-std::string reduce(Context& ctx, const std::string& x, int64_t reduction) {
-  if (reduction == 0) return x;
-  return reduceOver(ctx, reduction == 1 ? "ReduceMean" : "ReduceSum", x, {}, false);
+// The binary cross entropies' loss l, times their optional `weight` (argument 2), reduced.
+Status bindWeightedLoss(Context& ctx, const Node& n, std::string l, int64_t reduction) {
+  const Args args(ctx, n);
+  if (args.has("weight", 2)) {
+    OXPORT_ASSIGN(std::string w, ctx.tensorOfType(args.in("weight", 2), n.output(0)->meta.dtype));
+    l = ctx.emit1("Mul", {l, w});
+  }
+  return bindOut(ctx, n, applyReduction(ctx, l, reduction));
 }
 
 // Pointwise losses of (self, target): f(self - target), reduced.
@@ -29,7 +25,7 @@ ConvertFn pointwiseLoss(const std::string& kind) {
     const Args args(ctx, n);
     OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {args.in("self", 0), args.in("target", 1)}));
     const DType dt = n.output(0)->meta.dtype;
-    OXPORT_ASSIGN(int64_t reduction, reductionOf(ctx, n, 2));
+    OXPORT_ASSIGN(int64_t reduction, reductionArg(ctx, n, 2));
     std::string d = ctx.emit1("Sub", {ins[0], ins[1]});
     std::string l;
     if (kind == "mse") {
@@ -57,7 +53,7 @@ ConvertFn pointwiseLoss(const std::string& kind) {
         l = ctx.emit1("Where", {ctx.emit1("Less", {a, ctx.constScalar(p, dt)}), small, large});
       }
     }
-    return bindOut(ctx, n, reduce(ctx, l, reduction));
+    return bindOut(ctx, n, applyReduction(ctx, l, reduction));
   };
 }
 
@@ -67,7 +63,7 @@ Status convertBceWithLogits(Context& ctx, const Node& n) {
   const Args args(ctx, n);
   OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {args.in("self", 0), args.in("target", 1)}));
   const DType dt = n.output(0)->meta.dtype;
-  OXPORT_ASSIGN(int64_t reduction, reductionOf(ctx, n, 4));
+  OXPORT_ASSIGN(int64_t reduction, reductionArg(ctx, n, 4));
   const std::string& x = ins[0];
   const std::string& t = ins[1];
   std::string one = ctx.constScalar(1, dt);
@@ -82,11 +78,7 @@ Status convertBceWithLogits(Context& ctx, const Node& n) {
     coef = ctx.emit1("Add", {one, ctx.emit1("Mul", {ctx.emit1("Sub", {pw, one}), t})});
   }
   std::string l = ctx.emit1("Add", {ctx.emit1("Mul", {ctx.emit1("Sub", {one, t}), x}), ctx.emit1("Mul", {coef, sp})});
-  if (args.has("weight", 2)) {
-    OXPORT_ASSIGN(std::string w, ctx.tensorOfType(args.in("weight", 2), dt));
-    l = ctx.emit1("Mul", {l, w});
-  }
-  return bindOut(ctx, n, reduce(ctx, l, reduction));
+  return bindWeightedLoss(ctx, n, l, reduction);
 }
 
 // binary_cross_entropy(self, target, weight, reduction): -(t log x + (1 - t) log(1 - x)), each log
@@ -95,18 +87,14 @@ Status convertBce(Context& ctx, const Node& n) {
   const Args args(ctx, n);
   OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {args.in("self", 0), args.in("target", 1)}));
   const DType dt = n.output(0)->meta.dtype;
-  OXPORT_ASSIGN(int64_t reduction, reductionOf(ctx, n, 3));
+  OXPORT_ASSIGN(int64_t reduction, reductionArg(ctx, n, 3));
   std::string one = ctx.constScalar(1, dt);
   std::string floor = ctx.constScalar(-100, dt);
   std::string lx = ctx.emit1("Max", {ctx.emit1("Log", {ins[0]}), floor});
   std::string l1x = ctx.emit1("Max", {ctx.emit1("Log", {ctx.emit1("Sub", {one, ins[0]})}), floor});
   std::string l = ctx.emit1(
       "Neg", {ctx.emit1("Add", {ctx.emit1("Mul", {ins[1], lx}), ctx.emit1("Mul", {ctx.emit1("Sub", {one, ins[1]}), l1x})})});
-  if (args.has("weight", 2)) {
-    OXPORT_ASSIGN(std::string w, ctx.tensorOfType(args.in("weight", 2), dt));
-    l = ctx.emit1("Mul", {l, w});
-  }
-  return bindOut(ctx, n, reduce(ctx, l, reduction));
+  return bindWeightedLoss(ctx, n, l, reduction);
 }
 
 // nll_loss / nll_loss2d / nll_loss_nd(self, target, weight, reduction, ignore_index) and
@@ -120,7 +108,7 @@ ConvertFn convertClassLoss(bool softmax) {
     if (isFloating(ctx.dtype(args.in("target", 1))))
       return ctx.error("unsupported-form", "a loss with class probabilities as the target",
                        "give the target as class indices (int64)");
-    OXPORT_ASSIGN(int64_t reduction, reductionOf(ctx, n, 3));
+    OXPORT_ASSIGN(int64_t reduction, reductionArg(ctx, n, 3));
     int64_t ignore = -100;
     if (const Value* ii = args.optIn("ignore_index")) { OXPORT_ASSIGN(ignore, ctx.constInt(ii)); }
     if (softmax) {

@@ -12,35 +12,10 @@ namespace oxport::convert {
 
 namespace {
 
-Result<int64_t> reductionArg(Context& ctx, const Node& n) {
-  const Value* r = Args(ctx, n).optIn("reduction");
-  if (!r) r = n.input(n.inputs.size() - 1);
-  OXPORT_ASSIGN(int64_t v, ctx.constInt(r));
-  if (v < 0 || v > 2)
-    return Error(ctx.error("bad-argument", "reduction " + std::to_string(v) + " is not none (0), mean (1) or sum (2)"));
-  return v;
-}
-
-std::string reduced(Context& ctx, const std::string& x, int64_t reduction) {
-  if (reduction == 0) return x;
-  return reduceOver(ctx, reduction == 1 ? "ReduceMean" : "ReduceSum", x, {}, false);
-}
-
 Result<double> doubleArg(Context& ctx, const Node& n, const std::string& name, double fallback) {
   const Value* v = Args(ctx, n).optIn(name.c_str());
   if (!v || ctx.isNone(v)) return fallback;
   return ctx.constDouble(v);
-}
-
-// The loss's tensor inputs in the output's dtype (targets may be integers).
-Result<std::vector<std::string>> inputsAs(Context& ctx, const Node& n, const std::vector<size_t>& idx) {
-  const DType dt = n.output(0)->meta.dtype;
-  std::vector<std::string> out;
-  for (size_t i : idx) {
-    OXPORT_ASSIGN(std::string t, ctx.tensorOfType(n.input(i), dt));
-    out.push_back(t);
-  }
-  return out;
 }
 
 std::string clampMin0(Context& ctx, const std::string& x, DType dt) {
@@ -50,21 +25,21 @@ std::string clampMin0(Context& ctx, const std::string& x, DType dt) {
 // margin_ranking_loss(input1, input2, target, margin, reduction): max(0, -target (x1 - x2) + margin)
 Status convertMarginRanking(Context& ctx, const Node& n) {
   const DType dt = n.output(0)->meta.dtype;
-  OXPORT_ASSIGN(auto in, inputsAs(ctx, n, {0, 1, 2}));
+  OXPORT_ASSIGN(auto in, promotedArgs(ctx, n, {"input1", "input2", "target"}));
   OXPORT_ASSIGN(double margin, doubleArg(ctx, n, "margin", 0));
-  OXPORT_ASSIGN(int64_t reduction, reductionArg(ctx, n));
+  OXPORT_ASSIGN(int64_t reduction, reductionArg(ctx, n, n.inputs.size() - 1));
   std::string d = ctx.emit1("Sub", {in[0], in[1]});
   std::string l = ctx.emit1("Add", {ctx.emit1("Neg", {ctx.emit1("Mul", {in[2], d})}), ctx.constScalar(margin, dt)});
-  return bindOut(ctx, n, reduced(ctx, clampMin0(ctx, l, dt), reduction));
+  return bindOut(ctx, n, applyReduction(ctx, clampMin0(ctx, l, dt), reduction));
 }
 
 // hinge_embedding_loss(self, target, margin, reduction): where target != 1 max(0, margin - x),
 // plus where target != -1 x.
 Status convertHingeEmbedding(Context& ctx, const Node& n) {
   const DType dt = n.output(0)->meta.dtype;
-  OXPORT_ASSIGN(auto in, inputsAs(ctx, n, {0, 1}));
+  OXPORT_ASSIGN(auto in, promotedArgs(ctx, n, {"self", "target"}));
   OXPORT_ASSIGN(double margin, doubleArg(ctx, n, "margin", 1.0));
-  OXPORT_ASSIGN(int64_t reduction, reductionArg(ctx, n));
+  OXPORT_ASSIGN(int64_t reduction, reductionArg(ctx, n, n.inputs.size() - 1));
   std::string zero = ctx.constScalar(0, dt);
   std::string clamp = clampMin0(ctx, ctx.emit1("Sub", {ctx.constScalar(margin, dt), in[0]}), dt);
   // Equal takes floats from opset 11: target == v as neither less nor greater.
@@ -74,27 +49,27 @@ Status convertHingeEmbedding(Context& ctx, const Node& n) {
   };
   std::string m = ctx.emit1("Where", {equals(1), zero, clamp});
   std::string s = ctx.emit1("Where", {equals(-1), zero, in[0]});
-  return bindOut(ctx, n, reduced(ctx, ctx.emit1("Add", {m, s}), reduction));
+  return bindOut(ctx, n, applyReduction(ctx, ctx.emit1("Add", {m, s}), reduction));
 }
 
 // soft_margin_loss(self, target, reduction): log(1 + exp(-target x))
 Status convertSoftMargin(Context& ctx, const Node& n) {
   const DType dt = n.output(0)->meta.dtype;
-  OXPORT_ASSIGN(auto in, inputsAs(ctx, n, {0, 1}));
-  OXPORT_ASSIGN(int64_t reduction, reductionArg(ctx, n));
+  OXPORT_ASSIGN(auto in, promotedArgs(ctx, n, {"self", "target"}));
+  OXPORT_ASSIGN(int64_t reduction, reductionArg(ctx, n, n.inputs.size() - 1));
   std::string z = ctx.emit1("Exp", {ctx.emit1("Neg", {ctx.emit1("Mul", {in[0], in[1]})})});
   std::string l = ctx.emit1("Log", {ctx.emit1("Add", {z, ctx.constScalar(1, dt)})});
-  return bindOut(ctx, n, reduced(ctx, l, reduction));
+  return bindOut(ctx, n, applyReduction(ctx, l, reduction));
 }
 
 // cosine_embedding_loss(input1, input2, target, margin, reduction): cos over the last dim with
 // 1e-12 added to both squared magnitudes; 1 - cos where target is 1, max(0, cos - margin) where -1.
 Status convertCosineEmbedding(Context& ctx, const Node& n) {
   const DType dt = n.output(0)->meta.dtype;
-  OXPORT_ASSIGN(auto in, inputsAs(ctx, n, {0, 1, 2}));
+  OXPORT_ASSIGN(auto in, promotedArgs(ctx, n, {"input1", "input2", "target"}));
   OXPORT_ASSIGN(double margin, doubleArg(ctx, n, "margin", 0));
-  OXPORT_ASSIGN(int64_t reduction, reductionArg(ctx, n));
-  const int64_t last = ctx.rank(n.input(0)) - 1;
+  OXPORT_ASSIGN(int64_t reduction, reductionArg(ctx, n, n.inputs.size() - 1));
+  const int64_t last = ctx.rank(Args(ctx, n).in("input1", 0)) - 1;
   if (last < 0) return ctx.error("bad-argument", "cosine_embedding_loss of 0-d inputs");
   auto sumLast = [&](const std::string& a, const std::string& b) {
     return reduceOver(ctx, "ReduceSum", ctx.emit1("Mul", {a, b}), {last}, false);
@@ -111,7 +86,7 @@ Status convertCosineEmbedding(Context& ctx, const Node& n) {
     return ctx.emit1("Not", {ctx.emit1("Or", {ctx.emit1("Less", {in[2], c}), ctx.emit1("Greater", {in[2], c})})});
   };
   std::string l = ctx.emit1("Add", {ctx.emit1("Where", {equals(1), pos, zero}), ctx.emit1("Where", {equals(-1), neg, zero})});
-  return bindOut(ctx, n, reduced(ctx, l, reduction));
+  return bindOut(ctx, n, applyReduction(ctx, l, reduction));
 }
 
 // ||a - b + eps||_p over the last dim (libtorch's pairwise_distance).
@@ -129,34 +104,37 @@ std::string pairwiseDistance(Context& ctx, const std::string& a, const std::stri
 // triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap, reduction)
 Status convertTripletMargin(Context& ctx, const Node& n) {
   const DType dt = n.output(0)->meta.dtype;
-  OXPORT_ASSIGN(auto in, inputsAs(ctx, n, {0, 1, 2}));
+  OXPORT_ASSIGN(auto in, promotedArgs(ctx, n, {"anchor", "positive", "negative"}));
   OXPORT_ASSIGN(double margin, doubleArg(ctx, n, "margin", 1.0));
   OXPORT_ASSIGN(double p, doubleArg(ctx, n, "p", 2.0));
   OXPORT_ASSIGN(double eps, doubleArg(ctx, n, "eps", 1e-6));
   bool swap = false;
   if (const Value* v = Args(ctx, n).optIn("swap"); v && !ctx.isNone(v)) { OXPORT_ASSIGN(swap, ctx.constBool(v)); }
-  OXPORT_ASSIGN(int64_t reduction, reductionArg(ctx, n));
+  OXPORT_ASSIGN(int64_t reduction, reductionArg(ctx, n, n.inputs.size() - 1));
   if (p == 0) return ctx.error("unsupported-form", "triplet_margin_loss with p=0 (a count of nonzero differences)");
   int64_t last = 0;
-  for (size_t i = 0; i < 3; ++i) last = std::max<int64_t>(last, ctx.rank(n.input(i)) - 1);
+  const Args args(ctx, n);
+  const char* names[] = {"anchor", "positive", "negative"};
+  for (size_t i = 0; i < 3; ++i) last = std::max<int64_t>(last, ctx.rank(args.in(names[i], i)) - 1);
   std::string pos = pairwiseDistance(ctx, in[0], in[1], p, eps, last, dt);
   std::string neg = pairwiseDistance(ctx, in[0], in[2], p, eps, last, dt);
   if (swap) neg = ctx.emit1("Min", {neg, pairwiseDistance(ctx, in[1], in[2], p, eps, last, dt)});
   std::string l = ctx.emit1("Sub", {ctx.emit1("Add", {pos, ctx.constScalar(margin, dt)}), neg});
-  return bindOut(ctx, n, reduced(ctx, clampMin0(ctx, l, dt), reduction));
+  return bindOut(ctx, n, applyReduction(ctx, clampMin0(ctx, l, dt), reduction));
 }
 
 // multi_margin_loss(self, target, p, margin, weight, reduction): per sample,
 // sum over classes i != y of w[y] max(0, margin - x[y] + x[i])^p, divided by the class count.
 Status convertMultiMargin(Context& ctx, const Node& n) {
   const DType dt = n.output(0)->meta.dtype;
-  OXPORT_ASSIGN(std::string x, ctx.tensorOfType(n.input(0), dt));
-  OXPORT_ASSIGN(std::string y, ctx.tensorOfType(n.input(1), DType::Int64));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, args.tensorOfType("self", 0, dt));
+  OXPORT_ASSIGN(std::string y, args.tensorOfType("target", 1, DType::Int64));
   OXPORT_ASSIGN(double p, doubleArg(ctx, n, "p", 1.0));
   OXPORT_ASSIGN(double margin, doubleArg(ctx, n, "margin", 1.0));
-  OXPORT_ASSIGN(int64_t reduction, reductionArg(ctx, n));
+  OXPORT_ASSIGN(int64_t reduction, reductionArg(ctx, n, n.inputs.size() - 1));
   if (p != 1 && p != 2) return ctx.error("bad-argument", "multi_margin_loss: p must be 1 or 2, as in PyTorch");
-  const int rank = ctx.rank(n.input(0));
+  const int rank = ctx.rank(args.in("self", 0));
   if (rank != 1 && rank != 2) return ctx.error("bad-argument", "multi_margin_loss of a tensor of rank " + std::to_string(rank));
   if (rank == 1) {
     x = ctx.unsqueeze(x, {0});
@@ -179,17 +157,18 @@ Status convertMultiMargin(Context& ctx, const Node& n) {
   std::string count = ctx.cast(dimSize(ctx, x, 1, true), dt);
   std::string l = ctx.emit1("Div", {reduceOver(ctx, "ReduceSum", z, {1}, false), count});
   if (rank == 1 && reduction == 0) l = ctx.reshape(l, {});
-  return bindOut(ctx, n, reduced(ctx, l, reduction));
+  return bindOut(ctx, n, applyReduction(ctx, l, reduction));
 }
 
 // poisson_nll_loss(input, target, log_input, full, eps, reduction)
 Status convertPoissonNll(Context& ctx, const Node& n) {
   const DType dt = n.output(0)->meta.dtype;
-  OXPORT_ASSIGN(auto in, inputsAs(ctx, n, {0, 1}));
-  OXPORT_ASSIGN(bool log_input, ctx.constBool(n.input(2)));
-  OXPORT_ASSIGN(bool full, ctx.constBool(n.input(3)));
-  OXPORT_ASSIGN(double eps, ctx.constDouble(n.input(4)));
-  OXPORT_ASSIGN(int64_t reduction, reductionArg(ctx, n));
+  OXPORT_ASSIGN(auto in, promotedArgs(ctx, n, {"input", "target"}));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(bool log_input, args.constBool("log_input", 2));
+  OXPORT_ASSIGN(bool full, args.constBool("full", 3));
+  OXPORT_ASSIGN(double eps, args.constDouble("eps", 4));
+  OXPORT_ASSIGN(int64_t reduction, reductionArg(ctx, n, 5));
   const std::string& x = in[0];
   const std::string& t = in[1];
   std::string l;
@@ -206,7 +185,7 @@ Status convertPoissonNll(Context& ctx, const Node& n) {
     std::string small = ctx.emit1("Not", {ctx.emit1("Greater", {t, ctx.constScalar(1, dt)})});
     l = ctx.emit1("Add", {l, ctx.emit1("Where", {small, ctx.constScalar(0, dt), st})});
   }
-  return bindOut(ctx, n, reduced(ctx, l, reduction));
+  return bindOut(ctx, n, applyReduction(ctx, l, reduction));
 }
 
 }  // namespace

@@ -100,47 +100,34 @@ Result<std::vector<std::string>> operandsAs(Context& ctx, const Node& n, DType w
   return std::vector<std::string>{a, b};
 }
 
-// fmod(self, other): remainder with the sign of self (C fmod). Mod(fmod=1) from opset 10.
-Status convertFmod(Context& ctx, const Node& n) {
-  const DType out = n.output(0)->meta.dtype;
-  const DType work = arithType(out);
-  OXPORT_ASSIGN(auto ab, operandsAs(ctx, n, work));
-  const std::string &a = ab[0], &b = ab[1];
-  std::string r;
-  if (ctx.opset() >= 10) {
-    r = ctx.emit1("Mod", {a, b}, {attrInt("fmod", 1)});
-  } else {
-    const DType f = isFloating(work) ? work : DType::Float64;
-    std::string af = castIf(ctx, a, work, f), bf = castIf(ctx, b, work, f);
-    std::string q = truncF(ctx, ctx.emit1("Div", {af, bf}));
-    r = castIf(ctx, ctx.emit1("Sub", {af, ctx.emit1("Mul", {q, bf})}), f, work);
-  }
-  return bindOut(ctx, n, castIf(ctx, r, work, out));
-}
-
-// remainder(self, other): Python modulo (the sign of other).
-Status convertRemainder(Context& ctx, const Node& n) {
-  const DType out = n.output(0)->meta.dtype;
-  const DType work = arithType(out);
-  OXPORT_ASSIGN(auto ab, operandsAs(ctx, n, work));
-  const std::string &a = ab[0], &b = ab[1];
-  std::string r;
-  if (ctx.opset() >= 10 && !isFloating(work)) {
-    r = ctx.emit1("Mod", {a, b}, {attrInt("fmod", 0)});
-  } else if (ctx.opset() >= 10) {
-    // As PyTorch: m = fmod(a, b); m += b where m != 0 and sign(m) != sign(b).
-    std::string m = ctx.emit1("Mod", {a, b}, {attrInt("fmod", 1)});
-    std::string zero = ctx.constScalar(0, work);
-    std::string differ = ctx.emit1("Xor", {ctx.emit1("Less", {m, zero}), ctx.emit1("Less", {b, zero})});
-    std::string fix = ctx.emit1("And", {differ, ctx.emit1("Not", {isZero(ctx, m, work)})});
-    r = ctx.emit1("Where", {fix, ctx.emit1("Add", {m, b}), m});
-  } else {
-    const DType f = isFloating(work) ? work : DType::Float64;
-    std::string af = castIf(ctx, a, work, f), bf = castIf(ctx, b, work, f);
-    std::string q = ctx.emit1("Floor", {ctx.emit1("Div", {af, bf})});
-    r = castIf(ctx, ctx.emit1("Sub", {af, ctx.emit1("Mul", {q, bf})}), f, work);
-  }
-  return bindOut(ctx, n, castIf(ctx, r, work, out));
+// fmod(self, other): remainder with the sign of self (C fmod), Mod(fmod=1) from opset 10;
+// remainder(self, other) (python=true): Python modulo, the sign of other.
+ConvertFn modulo(bool python) {
+  return [python](Context& ctx, const Node& n) -> Status {
+    const DType out = n.output(0)->meta.dtype;
+    const DType work = arithType(out);
+    OXPORT_ASSIGN(auto ab, operandsAs(ctx, n, work));
+    const std::string &a = ab[0], &b = ab[1];
+    std::string r;
+    if (ctx.opset() >= 10 && !(python && isFloating(work))) {
+      r = ctx.emit1("Mod", {a, b}, {attrInt("fmod", python ? 0 : 1)});
+    } else if (ctx.opset() >= 10) {
+      // As PyTorch: m = fmod(a, b); m += b where m != 0 and sign(m) != sign(b).
+      std::string m = ctx.emit1("Mod", {a, b}, {attrInt("fmod", 1)});
+      std::string zero = ctx.constScalar(0, work);
+      std::string differ = ctx.emit1("Xor", {ctx.emit1("Less", {m, zero}), ctx.emit1("Less", {b, zero})});
+      std::string fix = ctx.emit1("And", {differ, ctx.emit1("Not", {isZero(ctx, m, work)})});
+      r = ctx.emit1("Where", {fix, ctx.emit1("Add", {m, b}), m});
+    } else {
+      // a - round(a / b) * b in floating point, rounded toward zero (fmod) or down (remainder).
+      const DType f = isFloating(work) ? work : DType::Float64;
+      std::string af = castIf(ctx, a, work, f), bf = castIf(ctx, b, work, f);
+      std::string div = ctx.emit1("Div", {af, bf});
+      std::string q = python ? ctx.emit1("Floor", {div}) : truncF(ctx, div);
+      r = castIf(ctx, ctx.emit1("Sub", {af, ctx.emit1("Mul", {q, bf})}), f, work);
+    }
+    return bindOut(ctx, n, castIf(ctx, r, work, out));
+  };
 }
 
 // lerp(self, end, weight): self + weight * (end - self).
@@ -287,14 +274,19 @@ ConvertFn convertShift(bool left) {
 
 // ---- distances
 
+// The rank x1 and x2 broadcast to.
+int broadcastRank(Context& ctx, const Args& args) {
+  return std::max(ctx.rank(args.in("x1", 0)), ctx.rank(args.in("x2", 1)));
+}
+
 // cosine_similarity(x1, x2, dim=1, eps=1e-8) = sum(x1*x2) / sqrt(max(sum(x1^2) * sum(x2^2), eps^2))
 Status convertCosineSimilarity(Context& ctx, const Node& n) {
   const Args args(ctx, n);
-  OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {args.in("x1", 0), args.in("x2", 1)}));
+  OXPORT_ASSIGN(auto ins, promotedArgs(ctx, n, {"x1", "x2"}));
   const DType dt = n.output(0)->meta.dtype;
-  OXPORT_ASSIGN(int64_t dim, ctx.constInt(args.in("dim", 2)));
-  OXPORT_ASSIGN(double eps, ctx.constDouble(args.in("eps", 3)));
-  const int rank = std::max(ctx.rank(args.in("x1", 0)), ctx.rank(args.in("x2", 1)));
+  OXPORT_ASSIGN(int64_t dim, args.constInt("dim", 2));
+  OXPORT_ASSIGN(double eps, args.constDouble("eps", 3));
+  const int rank = broadcastRank(ctx, args);
   const int64_t axis = ctx.normDim(dim, rank);
   // Broadcast both to the common shape first so each norm runs over the full dim.
   std::string x1 = ins[0], x2 = ins[1];
@@ -323,12 +315,12 @@ std::string pNorm(Context& ctx, const std::string& d, DType dt, double p, int64_
 // pairwise_distance(x1, x2, p=2, eps=1e-6, keepdim=False) = ||x1 - x2 + eps||_p over the last dim.
 Status convertPairwiseDistance(Context& ctx, const Node& n) {
   const Args args(ctx, n);
-  OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {args.in("x1", 0), args.in("x2", 1)}));
+  OXPORT_ASSIGN(auto ins, promotedArgs(ctx, n, {"x1", "x2"}));
+  OXPORT_ASSIGN(double p, args.constDouble("p", 2));
+  OXPORT_ASSIGN(double eps, args.constDouble("eps", 3));
+  OXPORT_ASSIGN(bool keepdim, args.constBool("keepdim", 4));
   const DType dt = n.output(0)->meta.dtype;
-  OXPORT_ASSIGN(double p, ctx.constDouble(args.in("p", 2)));
-  OXPORT_ASSIGN(double eps, ctx.constDouble(args.in("eps", 3)));
-  OXPORT_ASSIGN(bool keepdim, ctx.constBool(args.in("keepdim", 4)));
-  const int rank = std::max(ctx.rank(args.in("x1", 0)), ctx.rank(args.in("x2", 1)));
+  const int rank = broadcastRank(ctx, args);
   std::string d = ctx.emit1("Add", {ctx.emit1("Sub", {ins[0], ins[1]}), ctx.constScalar(eps, dt)});
   if (rank == 0) return bindOut(ctx, n, ctx.emit1("Abs", {d}));
   return bindOut(ctx, n, pNorm(ctx, d, dt, p, rank - 1, keepdim));
@@ -375,13 +367,11 @@ Status convertCross(Context& ctx, const Node& n) {
 
 // kl_div(self, target, reduction=mean, log_target=False)
 Status convertKlDiv(Context& ctx, const Node& n) {
-  const Args args(ctx, n);
-  OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {args.in("self", 0), args.in("target", 1)}));
+  OXPORT_ASSIGN(auto ins, promotedArgs(ctx, n, {"self", "target"}));
   const DType dt = n.output(0)->meta.dtype;
-  OXPORT_ASSIGN(int64_t reduction, ctx.constInt(args.in("reduction", 2)));
-  OXPORT_ASSIGN(bool log_target, ctx.constBool(args.in("log_target", 3)));
-  const std::string& x = ins[0];
-  const std::string& t = ins[1];
+  OXPORT_ASSIGN(int64_t reduction, reductionArg(ctx, n, 2));
+  OXPORT_ASSIGN(bool log_target, Args(ctx, n).constBool("log_target", 3));
+  const std::string &x = ins[0], &t = ins[1];
   std::string loss;
   if (log_target) {
     loss = ctx.emit1("Mul", {ctx.emit1("Exp", {t}), ctx.emit1("Sub", {t, x})});
@@ -391,9 +381,7 @@ Status convertKlDiv(Context& ctx, const Node& n) {
     tlogt = ctx.emit1("Where", {isZero(ctx, t, dt), ctx.constScalar(0, dt), tlogt});
     loss = ctx.emit1("Sub", {tlogt, ctx.emit1("Mul", {t, x})});
   }
-  if (reduction == 1) loss = reduceOver(ctx, "ReduceMean", loss, {}, false);
-  else if (reduction == 2) loss = reduceOver(ctx, "ReduceSum", loss, {}, false);
-  return bindOut(ctx, n, loss);
+  return bindOut(ctx, n, applyReduction(ctx, loss, reduction));
 }
 
 // det / logdet: Det from opset 11.
@@ -476,8 +464,8 @@ void registerMathOps(Registry& r) {
   r.add("aten::dot", convertDot);
   r.add("aten::mv", convertMv);
   addAll(r, {"aten::floor_divide", "aten::floor_divide_", "aten::_floor_divide", "aten::floordiv"}, convertFloorDivide);
-  addAll(r, {"aten::fmod", "aten::fmod_"}, convertFmod);
-  addAll(r, {"aten::remainder", "aten::remainder_"}, convertRemainder);
+  addAll(r, {"aten::fmod", "aten::fmod_"}, modulo(false));
+  addAll(r, {"aten::remainder", "aten::remainder_"}, modulo(true));
   addAll(r, {"aten::lerp", "aten::lerp_"}, convertLerp);
   addAll(r, {"aten::square", "aten::square_"}, convertSquare);
   addAll(r, {"aten::log10", "aten::log10_"}, logBase(10.0));

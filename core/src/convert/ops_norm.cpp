@@ -60,6 +60,21 @@ Status convertBatchNorm(Context& ctx, const Node& n) {
   return bindOut(ctx, n, ctx.emit1("BatchNormalization", {in, scale, bias, mean, var}, std::move(attrs)));
 }
 
+// Binds y * weight + bias (layer_norm's and group_norm's arguments 2 and 3, each optional) in dtype
+// dt, then cast to `out` (layer_norm of a float16 input works in float32); a non-empty `shape`
+// reshapes them first (group_norm's [C, 1, ...], over the channel axis).
+Status bindScaleShift(Context& ctx, const Node& n, const Args& args, std::string y, DType dt,
+                      const std::vector<int64_t>& shape, DType out) {
+  for (int k = 0; k < 2; ++k) {
+    const Value* p = args.in(k == 0 ? "weight" : "bias", 2 + k);
+    if (ctx.isNone(p)) continue;
+    OXPORT_ASSIGN(std::string t, ctx.tensorOfType(p, dt));
+    if (!shape.empty()) t = ctx.emit1("Reshape", {t, ctx.constInt64s(shape)});
+    y = ctx.emit1(k == 0 ? "Mul" : "Add", {y, t});
+  }
+  return bindOut(ctx, n, out != dt ? ctx.cast(y, out) : y);
+}
+
 // layer_norm(input, normalized_shape, weight, bias, eps, cudnn_enable)
 Status convertLayerNorm(Context& ctx, const Node& n) {
   const Args args(ctx, n);
@@ -101,23 +116,15 @@ Status convertLayerNorm(Context& ctx, const Node& n) {
   std::string var = ctx.emit1("ReduceMean", {sq}, {attrInts("axes", axes), attrInt("keepdims", 1)});
   std::string denom = ctx.emit1("Sqrt", {ctx.emit1("Add", {var, ctx.constScalar(eps, work)})});
   std::string y = ctx.emit1("Div", {centered, denom});
-  if (!ctx.isNone(args.in("weight", 2))) {
-    OXPORT_ASSIGN(std::string w, ctx.tensorOfType(args.in("weight", 2), work));
-    y = ctx.emit1("Mul", {y, w});
-  }
-  if (!ctx.isNone(args.in("bias", 3))) {
-    OXPORT_ASSIGN(std::string b, ctx.tensorOfType(args.in("bias", 3), work));
-    y = ctx.emit1("Add", {y, b});
-  }
-  return bindOut(ctx, n, work != dt ? ctx.cast(y, dt) : y);
+  return bindScaleShift(ctx, n, args, y, work, {}, dt);
 }
 
 // group_norm(input, num_groups, weight, bias, eps, cudnn_enabled)
 Status convertGroupNorm(Context& ctx, const Node& n) {
   const Args args(ctx, n);
   const Value* x = args.in("input", 0);
-  OXPORT_ASSIGN(int64_t groups, ctx.constInt(args.in("num_groups", 1)));
-  OXPORT_ASSIGN(double eps, ctx.constDouble(args.in("eps", 4)));
+  OXPORT_ASSIGN(int64_t groups, args.constInt("num_groups", 1));
+  OXPORT_ASSIGN(double eps, args.constDouble("eps", 4));
   const auto& shape = ctx.meta(x).shape;
   const int rank = ctx.rank(x);
   if (rank < 2) return ctx.error("bad-argument", "group_norm input must have a channel axis");
@@ -137,15 +144,7 @@ Status convertGroupNorm(Context& ctx, const Node& n) {
   std::string y = ctx.emit1("Reshape", {normed, shape_in});
   std::vector<int64_t> bshape(static_cast<size_t>(rank - 1), 1);
   bshape[0] = c;
-  if (!ctx.isNone(args.in("weight", 2))) {
-    OXPORT_ASSIGN(std::string w, ctx.tensorOfType(args.in("weight", 2), dt));
-    y = ctx.emit1("Mul", {y, ctx.emit1("Reshape", {w, ctx.constInt64s(bshape)})});
-  }
-  if (!ctx.isNone(args.in("bias", 3))) {
-    OXPORT_ASSIGN(std::string b, ctx.tensorOfType(args.in("bias", 3), dt));
-    y = ctx.emit1("Add", {y, ctx.emit1("Reshape", {b, ctx.constInt64s(bshape)})});
-  }
-  return bindOut(ctx, n, y);
+  return bindScaleShift(ctx, n, args, y, dt, bshape, dt);
 }
 
 // instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, cudnn_enabled)

@@ -83,18 +83,31 @@ std::string cutToTorchWindows(Context& ctx, const std::string& x, const std::str
   return ctx.emit1("Slice", {y, ctx.constInt64s(std::vector<int64_t>(axes.size(), 0)), end, ctx.constInt64s(axes)});
 }
 
+// A pooling window: kernel_size, stride (empty: the kernel) and padding, arguments 1 to 3 of
+// max_pool and avg_pool, each expanded to nd axes.
+struct Window {
+  std::vector<int64_t> kernel, stride, padding;
+};
+
+Result<Window> windowArgs(Context& ctx, const Args& args, size_t nd) {
+  Window w;
+  OXPORT_ASSIGN(w.kernel, ctx.constInts(args.in("kernel_size", 1)));
+  OXPORT_ASSIGN(w.stride, ctx.constInts(args.in("stride", 2)));
+  OXPORT_ASSIGN(w.padding, ctx.constInts(args.in("padding", 3)));
+  w.kernel = expandInts(w.kernel, nd);
+  w.stride = w.stride.empty() ? w.kernel : expandInts(w.stride, nd);
+  w.padding = expandInts(w.padding, nd);
+  return w;
+}
+
 // max_poolNd(input, kernel_size, stride, padding, dilation, ceil_mode)
 ConvertFn maxPool(size_t nd, bool with_indices) {
   return [nd, with_indices](Context& ctx, const Node& n) -> Status {
     const Args args(ctx, n);
-    OXPORT_ASSIGN(auto kernel, ctx.constInts(args.in("kernel_size", 1)));
-    OXPORT_ASSIGN(auto stride, ctx.constInts(args.in("stride", 2)));
-    OXPORT_ASSIGN(auto padding, ctx.constInts(args.in("padding", 3)));
+    OXPORT_ASSIGN(Window w, windowArgs(ctx, args, nd));
+    std::vector<int64_t>&kernel = w.kernel, &stride = w.stride, &padding = w.padding;
     OXPORT_ASSIGN(auto dilation, ctx.constInts(args.in("dilation", 4)));
     OXPORT_ASSIGN(bool ceil, ctx.constBool(args.in("ceil_mode", 5)));
-    kernel = expandInts(kernel, nd);
-    stride = stride.empty() ? kernel : expandInts(stride, nd);
-    padding = expandInts(padding, nd);
     dilation = expandInts(dilation, nd);
     bool dilated = false;
     for (auto d : dilation) dilated = dilated || d != 1;
@@ -181,16 +194,12 @@ ConvertFn maxPool(size_t nd, bool with_indices) {
 ConvertFn avgPool(size_t nd) {
   return [nd](Context& ctx, const Node& n) -> Status {
     const Args args(ctx, n);
-    OXPORT_ASSIGN(auto kernel, ctx.constInts(args.in("kernel_size", 1)));
-    OXPORT_ASSIGN(auto stride, ctx.constInts(args.in("stride", 2)));
-    OXPORT_ASSIGN(auto padding, ctx.constInts(args.in("padding", 3)));
+    OXPORT_ASSIGN(Window w, windowArgs(ctx, args, nd));
+    std::vector<int64_t>&kernel = w.kernel, &stride = w.stride, &padding = w.padding;
     OXPORT_ASSIGN(bool ceil, ctx.constBool(args.in("ceil_mode", 4)));
     OXPORT_ASSIGN(bool count_include_pad, ctx.constBool(args.in("count_include_pad", 5)));
     if (args.has("divisor_override", 6))
       return ctx.error("unsupported-form", "avg_pool with divisor_override has no ONNX form");
-    kernel = expandInts(kernel, nd);
-    stride = stride.empty() ? kernel : expandInts(stride, nd);
-    padding = expandInts(padding, nd);
     if (ceil) OXPORT_TRY(checkCeilWindows(ctx, ctx.meta(args.in("self", 0)).shape, nd, kernel, padding, {}));
     // Below opset 10 the emulation below (a static Pad, floor mode) is exact at every size where no
     // last window can be dropped; elsewhere the example run's sizes decide.

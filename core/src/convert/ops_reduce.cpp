@@ -333,10 +333,11 @@ Result<Ord> ordArg(Context& ctx, const Value* v) {
 
 // The input of a norm, cast to the output dtype (norm(x, dtype=...)).
 Result<std::string> normInput(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
+  const Value* self = Args(ctx, n).in("self", 0);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(self));
   const DType out = n.output(0)->meta.dtype;
   if (!isFloating(out)) return ctx.error("unsupported-form", "norms of non-floating tensors are not defined");
-  return castIf(ctx, x, ctx.dtype(n.input(0)), out);
+  return castIf(ctx, x, ctx.dtype(self), out);
 }
 
 // norm(self, p=2 | 'fro' | 'nuc', dim=None, keepdim=False, dtype=None) and linalg_vector_norm.

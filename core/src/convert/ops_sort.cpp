@@ -133,18 +133,32 @@ Status convertTopk(Context& ctx, const Node& n) {
   return okStatus();
 }
 
+// bucketize's and searchsorted's boundaries and values in one dtype (theirs when they share one
+// that ONNX Runtime compares, float64 otherwise) and `right`.
+struct Search {
+  std::string seq, x;
+  bool right = false;
+};
+
+Result<Search> searchOperands(Context& ctx, const Args& args, const Value* seq, const Value* x) {
+  const DType ds = ctx.dtype(seq), dx = ctx.dtype(x);
+  const bool same_ok = dx == ds && (dx == DType::Float32 || dx == DType::Float64 || dx == DType::Int32 || dx == DType::Int64);
+  const DType common = same_ok ? dx : DType::Float64;
+  Search s;
+  OXPORT_ASSIGN(s.seq, ctx.tensorOfType(seq, common));
+  OXPORT_ASSIGN(s.x, ctx.tensorOfType(x, common));
+  if (const Value* r = args.optIn("right")) { OXPORT_ASSIGN(s.right, ctx.constBool(r)); }
+  return s;
+}
+
 // bucketize(self, boundaries, *, out_int32=False, right=False): the number of boundaries below
 // each element (right=False: b < x; right=True: b <= x), counted over a broadcast last axis.
 Status convertBucketize(Context& ctx, const Node& n) {
   const Args args(ctx, n);
   if (!args.in("self", 0)->isTensor()) return ctx.error("unsupported-form", "bucketize of a Python number is not supported");
-  const DType dx = ctx.dtype(args.in("self", 0)), db = ctx.dtype(args.in("boundaries", 1));
-  const bool same_ok = dx == db && (dx == DType::Float32 || dx == DType::Float64 || dx == DType::Int32 || dx == DType::Int64);
-  const DType common = same_ok ? dx : DType::Float64;
-  OXPORT_ASSIGN(std::string x, ctx.tensorOfType(args.in("self", 0), common));
-  OXPORT_ASSIGN(std::string b, ctx.tensorOfType(args.in("boundaries", 1), common));
-  bool right = false;
-  if (const Value* r = args.optIn("right")) { OXPORT_ASSIGN(right, ctx.constBool(r)); }
+  OXPORT_ASSIGN(Search sr, searchOperands(ctx, args, args.in("boundaries", 1), args.in("self", 0)));
+  const std::string &x = sr.x, &b = sr.seq;
+  const bool right = sr.right;
   const int rank = ctx.rank(args.in("self", 0));
   std::string xe = ctx.unsqueeze(x, {rank});  // [..., 1] against [B]
   std::string below = right ? ctx.emit1("Not", {ctx.emit1("Greater", {b, xe})}) : ctx.emit1("Greater", {xe, b});
@@ -161,13 +175,9 @@ Status convertSearchsorted(Context& ctx, const Node& n) {
   const Value* sorter = args.optIn("sorter");
   if (sorter && !ctx.isNone(sorter))
     return ctx.error("unsupported-form", "searchsorted with a sorter", "sort the sequence first (torch.sort)");
-  const DType ds = ctx.dtype(args.in("sorted_sequence", 0)), dx = ctx.dtype(args.in("self", 1));
-  const bool same_ok = dx == ds && (dx == DType::Float32 || dx == DType::Float64 || dx == DType::Int32 || dx == DType::Int64);
-  const DType common = same_ok ? dx : DType::Float64;
-  OXPORT_ASSIGN(std::string seq, ctx.tensorOfType(args.in("sorted_sequence", 0), common));
-  OXPORT_ASSIGN(std::string x, ctx.tensorOfType(args.in("self", 1), common));
-  bool right = false;
-  if (const Value* r = args.optIn("right")) { OXPORT_ASSIGN(right, ctx.constBool(r)); }
+  OXPORT_ASSIGN(Search sr, searchOperands(ctx, args, args.in("sorted_sequence", 0), args.in("self", 1)));
+  const std::string &seq = sr.seq, &x = sr.x;
+  bool right = sr.right;
   if (const Value* side = args.optIn("side"); side && !ctx.isNone(side)) {
     OXPORT_ASSIGN(std::string sd, ctx.constString(side));
     right = sd == "right";
@@ -202,13 +212,13 @@ KthResult kthSmallest(Context& ctx, const std::string& x, const std::string& k, 
 Status convertKthvalue(Context& ctx, const Node& n) {
   const Args args(ctx, n);
   if (ctx.opset() < 11) return ctx.needsOpset(11, "kthvalue (TopK of the smallest)");
-  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
-  const int rank = ctx.rank(args.in("self", 0));
-  OXPORT_ASSIGN(int64_t k, ctx.constInt(args.in("k", 1)));
+  OXPORT_ASSIGN(std::string x, args.tensor("self", 0));
+  OXPORT_ASSIGN(int64_t k, args.constInt("k", 1));
   int64_t dim = -1;
   bool keep = false;
-  if (n.inputs.size() > 2) { OXPORT_ASSIGN(dim, ctx.constInt(args.in("dim", 2))); }
-  if (n.inputs.size() > 3) { OXPORT_ASSIGN(keep, ctx.constBool(args.in("keepdim", 3))); }
+  if (args.has("dim", 2)) { OXPORT_ASSIGN(dim, args.constInt("dim", 2)); }
+  if (args.has("keepdim", 3)) { OXPORT_ASSIGN(keep, args.constBool("keepdim", 3)); }
+  const int rank = ctx.rank(args.in("self", 0));
   dim = ctx.normDim(dim, std::max(rank, 1));
   if (rank == 0) return ctx.error("unsupported-form", "kthvalue of a 0-d tensor");
   KthResult r = kthSmallest(ctx, x, ctx.constInt64s({k}), dim, keep);

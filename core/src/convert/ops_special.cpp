@@ -23,17 +23,6 @@ std::string equalsScalar(Context& ctx, const std::string& x, double v, DType dt)
   return ctx.emit1("And", {neither, ctx.emit1("Not", {ctx.emit1("IsNaN", {x})})});
 }
 
-// The output's dtype (floating for these functions) and the inputs cast to it.
-Result<std::vector<std::string>> floatInputs(Context& ctx, const Node& n, const std::vector<size_t>& idx) {
-  const DType dt = n.output(0)->meta.dtype;
-  std::vector<std::string> out;
-  for (size_t i : idx) {
-    OXPORT_ASSIGN(std::string x, ctx.tensorOfType(n.input(i), dt));
-    out.push_back(x);
-  }
-  return out;
-}
-
 // signbit(x) of a float: x < 0, or 1/x < 0 for -0.0.
 std::string signBit(Context& ctx, const std::string& x, DType dt) {
   std::string zero = ctx.constScalar(0, dt);
@@ -43,7 +32,7 @@ std::string signBit(Context& ctx, const std::string& x, DType dt) {
 // xlogy(self, other): self * log(other), 0 where self == 0 (unless other is NaN).
 Status convertXlogy(Context& ctx, const Node& n) {
   const DType dt = n.output(0)->meta.dtype;
-  OXPORT_ASSIGN(auto in, floatInputs(ctx, n, {0, 1}));
+  OXPORT_ASSIGN(auto in, promotedArgs(ctx, n, {"self", "other"}));
   std::string y = ctx.emit1("Mul", {in[0], ctx.emit1("Log", {in[1]})});
   std::string zero_x = ctx.emit1("And", {equalsScalar(ctx, in[0], 0, dt), ctx.emit1("Not", {ctx.emit1("IsNaN", {in[1]})})});
   return bindOut(ctx, n, ctx.emit1("Where", {zero_x, ctx.constScalar(0, dt), y}));
@@ -51,7 +40,7 @@ Status convertXlogy(Context& ctx, const Node& n) {
 
 // logaddexp(a, b) = m + log(exp(a - m) + exp(b - m)), m = max(a, b).
 Status convertLogaddexp(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(auto in, floatInputs(ctx, n, {0, 1}));
+  OXPORT_ASSIGN(auto in, promotedArgs(ctx, n, {"self", "other"}));
   std::string m = ctx.emit1("Max", {in[0], in[1]});
   std::string s = ctx.emit1("Add", {ctx.emit1("Exp", {ctx.emit1("Sub", {in[0], m})}),
                                     ctx.emit1("Exp", {ctx.emit1("Sub", {in[1], m})})});
@@ -62,7 +51,7 @@ Status convertLogaddexp(Context& ctx, const Node& n) {
 Status convertLogit(Context& ctx, const Node& n) {
   const Args args(ctx, n);
   const DType dt = n.output(0)->meta.dtype;
-  OXPORT_ASSIGN(auto in, floatInputs(ctx, n, {0}));
+  OXPORT_ASSIGN(auto in, promotedArgs(ctx, n, {"self"}));
   std::string z = in[0];
   if (args.has("eps", 1)) {
     OXPORT_ASSIGN(double eps, ctx.constDouble(args.in("eps", 1)));
@@ -76,20 +65,20 @@ Status convertLogit(Context& ctx, const Node& n) {
 // sinc(x) = sin(pi x) / (pi x), 1 at 0.
 Status convertSinc(Context& ctx, const Node& n) {
   const DType dt = n.output(0)->meta.dtype;
-  OXPORT_ASSIGN(auto in, floatInputs(ctx, n, {0}));
+  OXPORT_ASSIGN(auto in, promotedArgs(ctx, n, {"self"}));
   std::string px = ctx.emit1("Mul", {in[0], ctx.constScalar(kPi, dt)});
   std::string y = ctx.emit1("Div", {ctx.emit1("Sin", {px}), px});
   return bindOut(ctx, n, ctx.emit1("Where", {equalsScalar(ctx, in[0], 0, dt), ctx.constScalar(1, dt), y}));
 }
 
 Status convertHypot(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(auto in, floatInputs(ctx, n, {0, 1}));
+  OXPORT_ASSIGN(auto in, promotedArgs(ctx, n, {"self", "other"}));
   return bindOut(ctx, n, ctx.emit1("Sqrt", {ctx.emit1("Add", {ctx.emit1("Mul", {in[0], in[0]}), ctx.emit1("Mul", {in[1], in[1]})})}));
 }
 
 ConvertFn scaleBy(double factor) {
   return [factor](Context& ctx, const Node& n) -> Status {
-    OXPORT_ASSIGN(auto in, floatInputs(ctx, n, {0}));
+    OXPORT_ASSIGN(auto in, promotedArgs(ctx, n, {"self"}));
     return bindOut(ctx, n, ctx.emit1("Mul", {in[0], ctx.constScalar(factor, n.output(0)->meta.dtype)}));
   };
 }
@@ -106,7 +95,7 @@ Status convertSignbit(Context& ctx, const Node& n) {
 // copysign(a, b) = |a| with b's sign bit.
 Status convertCopysign(Context& ctx, const Node& n) {
   const DType dt = n.output(0)->meta.dtype;
-  OXPORT_ASSIGN(auto in, floatInputs(ctx, n, {0, 1}));
+  OXPORT_ASSIGN(auto in, promotedArgs(ctx, n, {ArgName{"self", "a"}, ArgName{"other", "b"}}));
   std::string mag = ctx.emit1("Abs", {in[0]});
   return bindOut(ctx, n, ctx.emit1("Where", {signBit(ctx, in[1], dt), ctx.emit1("Neg", {mag}), mag}));
 }
@@ -165,25 +154,25 @@ Status convertIsclose(Context& ctx, const Node& n) {
 }
 
 Status convertErfc(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(auto in, floatInputs(ctx, n, {0}));
+  OXPORT_ASSIGN(auto in, promotedArgs(ctx, n, {ArgName{"self", "a"}}));
   return bindOut(ctx, n, ctx.emit1("Sub", {ctx.constScalar(1, n.output(0)->meta.dtype), ctx.emit1("Erf", {in[0]})}));
 }
 
 Status convertExp2(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(auto in, floatInputs(ctx, n, {0}));
+  OXPORT_ASSIGN(auto in, promotedArgs(ctx, n, {"self"}));
   return bindOut(ctx, n, ctx.emit1("Pow", {ctx.constScalar(2, n.output(0)->meta.dtype), in[0]}));
 }
 
 // float_power(self, exponent): both in double.
 Status convertFloatPower(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(auto in, floatInputs(ctx, n, {0, 1}));
+  OXPORT_ASSIGN(auto in, promotedArgs(ctx, n, {"self", "exponent"}));
   return bindOut(ctx, n, ctx.emit1("Pow", {in[0], in[1]}));
 }
 
 // special_entr(x) = -x log x for x > 0, 0 at 0, -inf below (NaN stays NaN).
 Status convertEntr(Context& ctx, const Node& n) {
   const DType dt = n.output(0)->meta.dtype;
-  OXPORT_ASSIGN(auto in, floatInputs(ctx, n, {0}));
+  OXPORT_ASSIGN(auto in, promotedArgs(ctx, n, {"self"}));
   std::string x = in[0];
   std::string pos = ctx.emit1("Neg", {ctx.emit1("Mul", {x, ctx.emit1("Log", {x})})});
   std::string y = ctx.emit1("Where", {ctx.emit1("Less", {x, ctx.constScalar(0, dt)}), ctx.constScalar(-INFINITY, dt), pos});
@@ -266,7 +255,7 @@ Status convertDiff(Context& ctx, const Node& n) {
 
 // ldexp(self, other) = self * 2^other
 Status convertLdexp(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(auto in, floatInputs(ctx, n, {0, 1}));
+  OXPORT_ASSIGN(auto in, promotedArgs(ctx, n, {"self", "other"}));
   const DType dt = n.output(0)->meta.dtype;
   return bindOut(ctx, n, ctx.emit1("Mul", {in[0], ctx.emit1("Pow", {ctx.constScalar(2, dt), in[1]})}));
 }
@@ -289,7 +278,7 @@ std::string pNorm(Context& ctx, const std::string& x, double p, const std::vecto
 Status convertDist(Context& ctx, const Node& n) {
   const Args args(ctx, n);
   const DType dt = n.output(0)->meta.dtype;
-  OXPORT_ASSIGN(auto in, floatInputs(ctx, n, {0, 1}));
+  OXPORT_ASSIGN(auto in, promotedArgs(ctx, n, {"self", "other"}));
   double p = 2;
   if (n.inputs.size() > 2) { OXPORT_ASSIGN(p, ctx.constDouble(args.in("p", 2))); }
   std::string d = ctx.reshape(ctx.emit1("Sub", {in[0], in[1]}), {-1});
@@ -301,7 +290,7 @@ Status convertDist(Context& ctx, const Node& n) {
 Status convertRenorm(Context& ctx, const Node& n) {
   const Args args(ctx, n);
   const DType dt = n.output(0)->meta.dtype;
-  OXPORT_ASSIGN(auto in, floatInputs(ctx, n, {0}));
+  OXPORT_ASSIGN(auto in, promotedArgs(ctx, n, {"self"}));
   OXPORT_ASSIGN(double p, ctx.constDouble(args.in("p", 1)));
   OXPORT_ASSIGN(int64_t dim, ctx.constInt(args.in("dim", 2)));
   OXPORT_ASSIGN(double maxnorm, ctx.constDouble(args.in("maxnorm", 3)));
@@ -328,7 +317,7 @@ Status convertTrapezoid(Context& ctx, const Node& n) {
   dim = ctx.normDim(dim, rank);
   std::string hi = ctx.slice(y, {1}, {kInt64Max}, {dim}), lo = ctx.slice(y, {0}, {-1}, {dim});
   std::string mid = ctx.emit1("Div", {ctx.emit1("Add", {hi, lo}), ctx.constScalar(2, dt)});
-  const Value* step = n.inputs.size() > 1 ? n.input(1) : nullptr;
+  const Value* step = args.optIn({"x", "dx"}, 1);
   if (step && step->isTensor()) {
     OXPORT_ASSIGN(std::string xs, ctx.tensorOfType(step, dt));
     const int xr = ctx.rank(step);

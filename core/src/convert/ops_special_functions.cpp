@@ -42,16 +42,28 @@ std::string isPole(Context& ctx, const std::string& x) {
   return ctx.emit1("And", {whole, ctx.emit1("Not", {ctx.emit1("Greater", {x, c64(ctx, 0)})})});
 }
 
+// lgamma and digamma move x (>= 0.5, float64) up by 8 with their recurrences before the
+// asymptotic series: z = x + 8, 1/z, 1/z^2, and the sum of `each` (Log or Reciprocal) of x + k, k < 8.
+struct Shifted {
+  std::string z, r, r2, sum;
+};
+
+Shifted shiftBy8(Context& ctx, const std::string& x, const char* each) {
+  Shifted sh;
+  for (int k = 0; k < 8; ++k) {
+    std::string v = ctx.emit1(each, {k == 0 ? x : ctx.emit1("Add", {x, c64(ctx, k)})});
+    sh.sum = sh.sum.empty() ? v : ctx.emit1("Add", {sh.sum, v});
+  }
+  sh.z = ctx.emit1("Add", {x, c64(ctx, 8)});
+  sh.r = ctx.emit1("Reciprocal", {sh.z});
+  sh.r2 = ctx.emit1("Mul", {sh.r, sh.r});
+  return sh;
+}
+
 // lgamma for x >= 0.5 (float64).
 std::string lgammaRight(Context& ctx, const std::string& x) {
-  std::string logs;
-  for (int k = 0; k < 8; ++k) {
-    std::string l = ctx.emit1("Log", {k == 0 ? x : ctx.emit1("Add", {x, c64(ctx, k)})});
-    logs = logs.empty() ? l : ctx.emit1("Add", {logs, l});
-  }
-  std::string z = ctx.emit1("Add", {x, c64(ctx, 8)});
-  std::string r = ctx.emit1("Reciprocal", {z});
-  std::string r2 = ctx.emit1("Mul", {r, r});
+  const Shifted sh = shiftBy8(ctx, x, "Log");
+  const std::string &z = sh.z, &r = sh.r, &r2 = sh.r2, &logs = sh.sum;
   // 1/(12z) - 1/(360z^3) + 1/(1260z^5) - 1/(1680z^7) + 1/(1188z^9)
   std::string series = ctx.emit1("Mul", {r, horner(ctx, r2, {1.0 / 1188, -1.0 / 1680, 1.0 / 1260, -1.0 / 360, 1.0 / 12})});
   std::string main = ctx.emit1("Sub", {ctx.emit1("Mul", {ctx.emit1("Sub", {z, c64(ctx, 0.5)}), ctx.emit1("Log", {z})}), z});
@@ -61,14 +73,8 @@ std::string lgammaRight(Context& ctx, const std::string& x) {
 
 // digamma for x >= 0.5 (float64).
 std::string digammaRight(Context& ctx, const std::string& x) {
-  std::string inv;
-  for (int k = 0; k < 8; ++k) {
-    std::string v = ctx.emit1("Reciprocal", {k == 0 ? x : ctx.emit1("Add", {x, c64(ctx, k)})});
-    inv = inv.empty() ? v : ctx.emit1("Add", {inv, v});
-  }
-  std::string z = ctx.emit1("Add", {x, c64(ctx, 8)});
-  std::string r = ctx.emit1("Reciprocal", {z});
-  std::string r2 = ctx.emit1("Mul", {r, r});
+  const Shifted sh = shiftBy8(ctx, x, "Reciprocal");
+  const std::string &z = sh.z, &r = sh.r, &r2 = sh.r2, &inv = sh.sum;
   // log z - 1/(2z) - 1/(12z^2) + 1/(120z^4) - 1/(252z^6) + 1/(240z^8) - 1/(132z^10)
   std::string series = ctx.emit1("Mul", {r2, horner(ctx, r2, {-1.0 / 132, 1.0 / 240, -1.0 / 252, 1.0 / 120, -1.0 / 12})});
   std::string s = ctx.emit1("Sub", {ctx.emit1("Log", {z}), ctx.emit1("Mul", {r, c64(ctx, 0.5)})});
@@ -80,8 +86,9 @@ enum class Fn { Lgamma, Digamma, Erfinv };
 ConvertFn special(Fn fn) {
   return [fn](Context& ctx, const Node& n) -> Status {
     const DType out = n.output(0)->meta.dtype;
-    OXPORT_ASSIGN(std::string x0, ctx.tensor(n.input(0)));
-    std::string x = ctx.dtype(n.input(0)) == kF64 ? x0 : ctx.cast(x0, kF64);
+    const Value* self = Args(ctx, n).in({"self", "a"}, 0);
+    OXPORT_ASSIGN(std::string x0, ctx.tensor(self));
+    std::string x = ctx.dtype(self) == kF64 ? x0 : ctx.cast(x0, kF64);
     const double inf = std::numeric_limits<double>::infinity();
     std::string y;
     if (fn == Fn::Erfinv) {

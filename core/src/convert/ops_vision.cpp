@@ -52,44 +52,39 @@ Result<RoiArgs> readRoiArgs(Context& ctx, const Args& args) {
 Status convertRoiAlign(Context& ctx, const Node& n) {
   const Args args(ctx, n);
   OXPORT_ASSIGN(RoiArgs roi, readRoiArgs(ctx, args));
-  const std::string &x = roi.x, &rois = roi.rois;
-  const double scale = roi.scale;
-  const int64_t ph = roi.ph, pw = roi.pw;
   OXPORT_ASSIGN(int64_t ratio, ctx.constInt(args.in("sampling_ratio", 5)));
   OXPORT_ASSIGN(bool aligned, ctx.constBool(args.in("aligned", 6)));
   if (ctx.opset() < 10) return ctx.needsOpset(10, "roi_align (RoiAlign)");
-  std::string batch = ctx.cast(ctx.squeeze(ctx.slice(rois, {0}, {1}, {1}), {1}), DType::Int64);
-  std::string boxes = ctx.slice(rois, {1}, {5}, {1});
-  std::vector<Attribute> attrs{attrString("mode", "avg"), attrInt("output_height", ph), attrInt("output_width", pw),
+  std::string batch = ctx.cast(ctx.squeeze(ctx.slice(roi.rois, {0}, {1}, {1}), {1}), DType::Int64);
+  std::string boxes = ctx.slice(roi.rois, {1}, {5}, {1});
+  std::vector<Attribute> attrs{attrString("mode", "avg"), attrInt("output_height", roi.ph), attrInt("output_width", roi.pw),
                                attrInt("sampling_ratio", ratio > 0 ? ratio : 0),
-                               attrFloat("spatial_scale", static_cast<float>(scale))};
+                               attrFloat("spatial_scale", static_cast<float>(roi.scale))};
   if (ctx.opset() >= 16) {
     attrs.push_back(attrString("coordinate_transformation_mode", aligned ? "half_pixel" : "output_half_pixel"));
   } else if (aligned) {
     // RoiAlign-10 has no half-pixel offset: shift the boxes by half a pixel of the feature map
     // (in input coordinates). Boxes under one pixel are still widened to one, as aligned=False does.
-    boxes = ctx.emit1("Sub", {boxes, ctx.constScalar(0.5 / scale, ctx.dtype(args.in("input", 0)))});
+    boxes = ctx.emit1("Sub", {boxes, ctx.constScalar(0.5 / roi.scale, ctx.dtype(args.in("input", 0)))});
     ctx.warn("roi-align-aligned-approximated",
              "roi_align(aligned=True) at opset " + std::to_string(ctx.opset()) +
                  " shifts the boxes by half a pixel; boxes narrower than one feature-map pixel are widened to one, "
                  "which aligned=True does not do",
              "export at opset 16 or newer for RoiAlign's half_pixel mode");
   }
-  return bindOut(ctx, n, ctx.emit1("RoiAlign", {x, boxes, batch}, std::move(attrs)));
+  return bindOut(ctx, n, ctx.emit1("RoiAlign", {roi.x, boxes, batch}, std::move(attrs)));
 }
 
 // roi_pool(input, rois, spatial_scale, pooled_height, pooled_width) -> (output, argmax)
 Status convertRoiPool(Context& ctx, const Node& n) {
   const Args args(ctx, n);
   OXPORT_ASSIGN(RoiArgs roi, readRoiArgs(ctx, args));
-  const std::string &x = roi.x, &rois = roi.rois;
-  const double scale = roi.scale;
-  const int64_t ph = roi.ph, pw = roi.pw;
   if (n.outputs.size() > 1 && !n.output(1)->users.empty())
     return ctx.error("unsupported-form", "roi_pool's argmax output",
                      "use only the pooled values (ONNX's MaxRoiPool gives no argmax)");
-  return bindOut(ctx, n, ctx.emit1("MaxRoiPool", {x, rois},
-                                   {attrInts("pooled_shape", {ph, pw}), attrFloat("spatial_scale", static_cast<float>(scale))}));
+  return bindOut(ctx, n, ctx.emit1("MaxRoiPool", {roi.x, roi.rois},
+                                   {attrInts("pooled_shape", {roi.ph, roi.pw}),
+                                    attrFloat("spatial_scale", static_cast<float>(roi.scale))}));
 }
 
 }  // namespace

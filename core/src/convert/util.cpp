@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "convert/args.h"
 #include "convert/registry.h"
 
 namespace oxport::convert {
@@ -37,6 +38,13 @@ Result<std::vector<std::string>> promotedInputs(Context& ctx, const Node& n, con
   return names;
 }
 
+Result<std::vector<std::string>> promotedArgs(Context& ctx, const Node& n, const std::vector<ArgName>& names) {
+  const Args args(ctx, n);
+  std::vector<const Value*> values;
+  for (size_t i = 0; i < names.size(); ++i) values.push_back(args.in(names[i], i));
+  return promotedInputs(ctx, n, values);
+}
+
 std::optional<DType> typeDType(const Value* v) {
   switch (v->type) {
     case ts::ValueType::Tensor: return v->meta.dtype;
@@ -58,6 +66,20 @@ std::string reduceOver(Context& ctx, const std::string& op, const std::string& x
   if (op == "ReduceSum" && ctx.opset() >= 13) return ctx.emit1(op, {x, ctx.constInt64s(axes)}, std::move(attrs));
   attrs.push_back(attrInts("axes", axes));
   return ctx.emit1(op, {x}, std::move(attrs));
+}
+
+Result<int64_t> reductionArg(Context& ctx, const Node& n, size_t fallback_index) {
+  const Value* r = Args(ctx, n).optIn("reduction", fallback_index);
+  if (!r) return int64_t(1);
+  OXPORT_ASSIGN(int64_t v, ctx.constInt(r));
+  if (v < 0 || v > 2)
+    return Error(ctx.error("bad-argument", "reduction " + std::to_string(v) + " is not none (0), mean (1) or sum (2)"));
+  return v;
+}
+
+std::string applyReduction(Context& ctx, const std::string& x, int64_t reduction) {
+  if (reduction == 0) return x;
+  return reduceOver(ctx, reduction == 1 ? "ReduceMean" : "ReduceSum", x, {}, false);
 }
 
 std::string arangeOf(Context& ctx, const std::string& n) {

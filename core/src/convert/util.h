@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "convert/args.h"
 #include "convert/registry.h"
 
 namespace oxport::convert {
@@ -32,6 +33,10 @@ inline Status bindOut(Context& ctx, const Node& n, const std::string& name) {
 // Arguments of an elementwise op, cast to the dtype the example run produced at n's output.
 Result<std::vector<std::string>> promotedInputs(Context& ctx, const Node& n, const std::vector<const Value*>& values);
 
+// promotedInputs of the arguments `names`, read by schema name (the i-th at position i on nodes
+// without names).
+Result<std::vector<std::string>> promotedArgs(Context& ctx, const Node& n, const std::vector<ArgName>& names);
+
 // The ONNX dtype of a value of type Tensor (its example dtype), int, float or bool (0-d tensors);
 // nullopt for other types (a Scalar, a list).
 std::optional<DType> typeDType(const Value* v);
@@ -45,6 +50,12 @@ void addAll(Registry& r, const std::vector<std::string>& kinds, const ConvertFn&
 std::string reduceOver(Context& ctx, const std::string& op, const std::string& x, const std::vector<int64_t>& axes,
                        bool keepdims);
 
+// A loss's `reduction` argument (none 0, mean 1, sum 2; mean when the overload lacks it), read by
+// name or at `fallback_index` on nodes without schema names; another value is `bad-argument`.
+Result<int64_t> reductionArg(Context& ctx, const Node& n, size_t fallback_index);
+
+// A loss's elementwise result `x` reduced as `reduction` says (reductionArg).
+std::string applyReduction(Context& ctx, const std::string& x, int64_t reduction);
 
 // 0, 1, ..., n-1 as int64, for a 0-d or 1-element int64 tensor n that may be dynamic: Range from
 // opset 11, NonZero over a tensor of ones before.

@@ -322,7 +322,12 @@ Status Frontend::runIf(jit::Node* n) {
   const c10::IValue& c = run_.env.at(n->input(0));
   const bool cond = c.toBool();
   bool static_cond = run_.statics.count(n->input(0)) != 0;
-  if (!static_cond && writesOuterList(n)) {
+  auto writes_outer_list = [&] {
+    auto [it, fresh] = run_.writes_outer_list.try_emplace(n, false);
+    if (fresh) it->second = writesOuterList(n);
+    return it->second;
+  };
+  if (!static_cond && writes_outer_list()) {
     if (!decidedByShapes(n->input(0)))
       return nodeError(n, "unsupported-form",
                        "a branch on values computed from the inputs' data changes a list or dict made outside it "

@@ -48,6 +48,9 @@ struct ExampleRun {
   std::unordered_set<std::string> warned_unrolled;    // trace mode: constructs already reported
   std::unordered_set<jit::Node*> dropped_asserts;     // asserts on shapes the example inputs pass
   std::vector<jit::Node*> unrolled_loops;  // script mode: loops replaced by copies (unroll.cpp), destroyed after the run
+  // runIf: whether a branch of the If writes a list or dict made outside it (writesOuterList),
+  // found once per If rather than at each run of it (an if inside a loop runs every iteration).
+  std::unordered_map<const jit::Node*, bool> writes_outer_list;
   std::vector<Diagnostic> warnings;
 
   // Back to the state before the run; the inputs stay.

@@ -81,8 +81,19 @@ ts::TensorMeta metaOf(const at::Tensor& t) {
 }
 // Does the value's IValue contain a tensor (the folding rule treats those specially)? A tensor
 // list counts even when empty.
-bool holdsTensor(const c10::IValue& v) {
-  return v.isTensorList() || anyTensorIn(v, [](const at::Tensor&) { return true; });
+bool holdsTensor(const c10::IValue& v, bool dicts_and_objects) {
+  if (v.isTensorList()) return true;
+  if (!dicts_and_objects) return anyTensorIn(v, [](const at::Tensor&) { return true; });
+  if (v.isTensor() || v.isObject()) return true;
+  if (v.isGenericDict()) {
+    for (const auto& kv : v.toGenericDict())
+      if (holdsTensor(kv.key(), true) || holdsTensor(kv.value(), true)) return true;
+    return false;
+  }
+  if (!v.isList() && !v.isTuple()) return false;
+  for (const auto& e : v.isList() ? v.toListRef() : v.toTupleRef().elements())
+    if (holdsTensor(e, true)) return true;
+  return false;
 }
 
 // Ops whose result depends only on a tensor's metadata that does not vary with dynamic axes

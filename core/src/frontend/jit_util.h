@@ -45,8 +45,10 @@ bool anyTensorIn(const c10::IValue& v, const Pred& pred) {
 }
 
 // Does the value's IValue contain a tensor (the folding rule treats those specially)? A tensor
-// list counts even when empty.
-bool holdsTensor(const c10::IValue& v);
+// list counts even when empty. With `dicts_and_objects` (the rule for a dict attribute read by
+// key), dict keys and values are searched too, and an object (a module or other class instance,
+// whose attributes may be tensors) counts as holding one.
+bool holdsTensor(const c10::IValue& v, bool dicts_and_objects = false);
 
 // Ops whose result depends only on a tensor's metadata that does not vary with dynamic axes
 // (dtype, device, rank): known at export time even for inputs.

@@ -10,6 +10,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include "frontend/jit_util.h"
+
 namespace oxport {
 
 namespace jit = torch::jit;
@@ -145,25 +147,8 @@ class ExportConstants {
       if (training_ == TrainingMode::Training) return c10::IValue(true);
     }
     if (v.isBool() || v.isInt() || v.isDouble() || v.isString() || v.isNone()) return v;
-    if (v.isGenericDict() && !holdsTensor(v)) dicts_[n->output()] = v;  // read by key below
+    if (v.isGenericDict() && !holdsTensor(v, true)) dicts_[n->output()] = v;  // read by key below
     return c10::nullopt;
-  }
-
-  static bool holdsTensor(const c10::IValue& v) {
-    if (v.isTensor() || v.isObject()) return true;
-    if (v.isGenericDict()) {
-      for (const auto& kv : v.toGenericDict())
-        if (holdsTensor(kv.key()) || holdsTensor(kv.value())) return true;
-    }
-    if (v.isList()) {
-      for (const auto& e : v.toListRef())
-        if (holdsTensor(e)) return true;
-    }
-    if (v.isTuple()) {
-      for (const auto& e : v.toTupleRef().elements())
-        if (holdsTensor(e)) return true;
-    }
-    return false;
   }
 
   // `name in self.return_layers` and `self.return_layers[name]` (torchvision's
