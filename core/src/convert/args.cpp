@@ -8,23 +8,34 @@ std::string ArgName::label() const {
   return s;
 }
 
-bool Args::named() const {
-  for (const auto& a : n_.arg_names)
+namespace {
+
+bool hasArgNames(const Node& n) {
+  for (const auto& a : n.arg_names)
     if (!a.empty()) return true;
   return false;
 }
 
-int Args::index(const ArgName& name, size_t pos) const {
-  if (!named()) return pos != kByName && pos < n_.inputs.size() ? static_cast<int>(pos) : -1;
+}  // namespace
+
+bool Args::named() const { return hasArgNames(n_); }
+
+int Args::index(const Node& n, const ArgName& name, size_t pos) {
+  if (!hasArgNames(n)) return pos != kByName && pos < n.inputs.size() ? static_cast<int>(pos) : -1;
   for (const char* nm : name.names()) {
-    const int i = n_.argIndex(nm);
-    if (i >= 0 && static_cast<size_t>(i) < n_.inputs.size()) return i;
+    const int i = n.argIndex(nm);
+    if (i >= 0 && static_cast<size_t>(i) < n.inputs.size()) return i;
   }
   return -1;
 }
 
+Value* Args::inputOf(const Node& n, const ArgName& name, size_t pos) {
+  const int i = index(n, name, pos);
+  return i >= 0 ? n.input(static_cast<size_t>(i)) : nullptr;
+}
+
 Value* Args::in(const ArgName& name, size_t pos) const {
-  const int i = index(name, pos);
+  const int i = index(n_, name, pos);
   if (i >= 0) return n_.input(static_cast<size_t>(i));
   const std::string where = named() ? "its schema (" + n_.schema + ") has no argument '" + name.label() + "'"
                     : pos == kByName ? "the node carries no argument names"
@@ -36,10 +47,7 @@ Value* Args::in(const ArgName& name, size_t pos) const {
                                  "ONNX_FALLTHROUGH the node is kept as a custom node"));
 }
 
-Value* Args::optIn(const ArgName& name, size_t pos) const {
-  const int i = index(name, pos);
-  return i >= 0 ? n_.input(static_cast<size_t>(i)) : nullptr;
-}
+Value* Args::optIn(const ArgName& name, size_t pos) const { return inputOf(n_, name, pos); }
 
 bool Args::has(const ArgName& name, size_t pos) const {
   const Value* v = optIn(name, pos);

@@ -61,6 +61,8 @@ class Args {
   Value* optIn(const ArgName& name, size_t pos = kByName) const;
   // The argument is there and is not None.
   bool has(const ArgName& name, size_t pos = kByName) const;
+  // optIn on another node than the one converted: the producer or a user of a value it reads.
+  static Value* inputOf(const Node& n, const ArgName& name, size_t pos = kByName);
 
   // Static values of an argument (errors name the argument, as Context's do).
   Result<int64_t> constInt(const ArgName& name, size_t pos) const { return ctx_.constInt(in(name, pos)); }
@@ -77,8 +79,8 @@ class Args {
   }
 
  private:
-  // Index of the argument in n_.inputs, or -1.
-  int index(const ArgName& name, size_t pos) const;
+  // Index of the argument in n.inputs, or -1.
+  static int index(const Node& n, const ArgName& name, size_t pos);
 
   Context& ctx_;
   const Node& n_;

@@ -12,21 +12,24 @@ namespace {
 // add/sub(self, other, alpha=1)
 // aten::add.t(List a, List b): the lists joined, not added element by element (`[2] + x.shape`).
 Status listConcat(Context& ctx, const Node& n) {
-  const ts::ValueType elem = n.input(0)->elem_type;
+  const Args args(ctx, n);
+  const Value* la = args.in("a", 0);
+  const Value* lb = args.in("b", 1);
+  const ts::ValueType elem = la->elem_type;
   if (elem == ts::ValueType::Int) {
-    OXPORT_ASSIGN(std::string a, ctx.intsTensor(n.input(0)));
-    OXPORT_ASSIGN(std::string b, ctx.intsTensor(n.input(1)));
+    OXPORT_ASSIGN(std::string a, ctx.intsTensor(la));
+    OXPORT_ASSIGN(std::string b, ctx.intsTensor(lb));
     return bindOut(ctx, n, ctx.emit1("Concat", {a, b}, {attrInt("axis", 0)}));
   }
-  if (elem == ts::ValueType::Tensor && (ctx.isSequence(n.input(0)) || ctx.isSequence(n.input(1)))) {
+  if (elem == ts::ValueType::Tensor && (ctx.isSequence(la) || ctx.isSequence(lb))) {
     // A list built in a loop (outs = outs + [y]): the right side's tensors inserted one by one.
-    if (ctx.isSequence(n.input(1)))
+    if (ctx.isSequence(lb))
       return ctx.error("unsupported-form",
-                       "joining list %" + n.input(0)->name + " with list %" + n.input(1)->name +
+                       "joining list %" + la->name + " with list %" + lb->name +
                            ", whose length depends on the inputs, has no ONNX form here",
                        "append the tensors one by one, or put the new list first");
-    OXPORT_ASSIGN(std::string seq, ctx.sequence(n.input(0), listElemDType(n.input(0), {n.input(1)})));
-    OXPORT_ASSIGN(auto b, ctx.listElements(n.input(1)));
+    OXPORT_ASSIGN(std::string seq, ctx.sequence(la, listElemDType(la, {lb})));
+    OXPORT_ASSIGN(auto b, ctx.listElements(lb));
     for (const Value* e : b) {
       OXPORT_ASSIGN(std::string t, ctx.tensor(e));
       seq = ctx.emit1("SequenceInsert", {seq, t});
@@ -35,8 +38,8 @@ Status listConcat(Context& ctx, const Node& n) {
     return okStatus();
   }
   if (elem == ts::ValueType::Tensor) {
-    OXPORT_ASSIGN(auto a, ctx.tensorList(n.input(0)));
-    OXPORT_ASSIGN(auto b, ctx.tensorList(n.input(1)));
+    OXPORT_ASSIGN(auto a, ctx.tensorList(la));
+    OXPORT_ASSIGN(auto b, ctx.tensorList(lb));
     a.insert(a.end(), b.begin(), b.end());
     ctx.bindList(n.output(0), a);
     return okStatus();
@@ -257,7 +260,7 @@ ConvertFn clampOneSide(bool is_min) {
     const Args args(ctx, n);
     const DType dt = n.output(0)->meta.dtype;
     OXPORT_ASSIGN(std::string x, ctx.tensorOfType(args.in("self", 0), dt));
-    OXPORT_ASSIGN(std::string b, ctx.tensorOfType(n.input(1), dt));
+    OXPORT_ASSIGN(std::string b, ctx.tensorOfType(args.in(is_min ? "min" : "max", 1), dt));
     return bindOut(ctx, n, extremum(ctx, is_min, x, b, dt));
   };
 }

@@ -586,7 +586,7 @@ ConvertFn uniqueOp(bool with_dim) {
     }
     if (n.outputs.size() > 2) {
       const auto& shape = n.output(2)->meta.shape;
-      auto counts = ctx.maybeInt(n.input(n.kind == "aten::_unique2" ? 3 : 4));
+      auto counts = ctx.maybeInt(args.in("return_counts", n.kind == "aten::_unique2" ? 3 : 4));
       if (counts && *counts == 0 && shape.size() == 1 && shape[0] == 0)
         ctx.bind(n.output(2), ctx.constant(HostTensor::fromVector<int64_t>(DType::Int64, {0}, {})));
       else ctx.bind(n.output(2), outs[3]);
@@ -610,24 +610,26 @@ Status convertSliceScatter(Context& ctx, const Node& n) {
   if (n.inputs.size() > 2) { OXPORT_ASSIGN(dim, ctx.constInt(args.in("dim", 2))); }
   if (n.inputs.size() > 5) { OXPORT_ASSIGN(step, ctx.constInt(args.in("step", 5))); }
   dim = ctx.normDim(dim, rank);
-  auto bound = [&](size_t i, int64_t none) -> Result<std::optional<int64_t>> {
-    if (n.inputs.size() <= i || ctx.isNone(n.input(i))) return std::optional<int64_t>(none);
-    auto v = ctx.maybeInt(n.input(i));
+  const Value* start_v = args.optIn("start", 3);
+  const Value* end_v = args.optIn("end", 4);
+  auto bound = [&](const Value* b, int64_t none) -> Result<std::optional<int64_t>> {
+    if (!b || ctx.isNone(b)) return std::optional<int64_t>(none);
+    auto v = ctx.maybeInt(b);
     return v ? std::optional<int64_t>(*v) : std::nullopt;
   };
-  OXPORT_ASSIGN(auto start, bound(3, 0));
-  OXPORT_ASSIGN(auto end, bound(4, kInt64Max));
+  OXPORT_ASSIGN(auto start, bound(start_v, 0));
+  OXPORT_ASSIGN(auto end, bound(end_v, kInt64Max));
   if ((!start || !end) && step == 1) {
     // Bounds computed at run time (a loop counter, a size): Slices with inputs, which also take
     // negative bounds as Python does.
     if (ctx.opset() < 10) return ctx.needsOpset(10, "slice_scatter with bounds computed at run time (Slice with inputs)");
-    auto bound_t = [&](size_t i) -> Result<std::string> {
-      if (n.inputs.size() <= i || ctx.isNone(n.input(i))) return std::string();
-      OXPORT_ASSIGN(std::string b, ctx.tensorOfType(n.input(i), DType::Int64));
-      return ctx.reshape(b, {1});
+    auto bound_t = [&](const Value* b) -> Result<std::string> {
+      if (!b || ctx.isNone(b)) return std::string();
+      OXPORT_ASSIGN(std::string t, ctx.tensorOfType(b, DType::Int64));
+      return ctx.reshape(t, {1});
     };
-    OXPORT_ASSIGN(std::string lo, bound_t(3));
-    OXPORT_ASSIGN(std::string hi, bound_t(4));
+    OXPORT_ASSIGN(std::string lo, bound_t(start_v));
+    OXPORT_ASSIGN(std::string hi, bound_t(end_v));
     const std::string axes = ctx.constInt64s({dim});
     std::vector<std::string> parts;
     if (!lo.empty()) parts.push_back(ctx.emit1("Slice", {self, ctx.constInt64s({0}), lo, axes}));

@@ -13,7 +13,7 @@ Status convertConstruct(Context&, const Node&) { return okStatus(); }
 
 // ListUnpack/TupleUnpack: from a constructed list, a bound list (split), or a 1-D int tensor (size()).
 Status convertUnpack(Context& ctx, const Node& n) {
-  const Value* list = n.input(0);
+  const Value* list = Args(ctx, n).in("tup", 0);  // prim::ListUnpack has no schema: its one input
   if (ctx.isSequence(list)) {
     // a, b = l with l built in a loop: one SequenceAt per name.
     for (size_t i = 0; i < n.outputs.size(); ++i)
@@ -52,8 +52,7 @@ Status convertUnpack(Context& ctx, const Node& n) {
 // in a scripted model): a number list at an index known only when the graph runs. The list
 // becomes a 1-D tensor (its elements may be dynamic) and the index a Gather; a negative index
 // counts from the end, as Python's does (Gather takes negative indices natively from opset 11).
-Status getNumberAt(Context& ctx, const Node& n) {
-  const Value* list = n.input(0);
+Status getNumberAt(Context& ctx, const Node& n, const Value* list, const Value* index) {
   const DType dt = list->elem_type == ts::ValueType::Int    ? DType::Int64
                    : list->elem_type == ts::ValueType::Bool ? DType::Bool
                                                             : DType::Float32;
@@ -70,7 +69,7 @@ Status getNumberAt(Context& ctx, const Node& n) {
     if (parts.empty()) return ctx.error("bad-argument", "indexing an empty list");
     table = parts.size() == 1 ? parts.front() : ctx.emit1("Concat", parts, {attrInt("axis", 0)});
   }
-  OXPORT_ASSIGN(std::string i, ctx.tensorOfType(n.input(1), DType::Int64));
+  OXPORT_ASSIGN(std::string i, ctx.tensorOfType(index, DType::Int64));
   i = ctx.reshape(i, {});
   if (ctx.opset() < 11) {
     // i + len * (i < 0)
@@ -82,20 +81,23 @@ Status getNumberAt(Context& ctx, const Node& n) {
   return bindOut(ctx, n, ctx.emit1("Gather", {table, i}, {attrInt("axis", 0)}));
 }
 
-// __getitem__(list, index) / prim::TupleIndex(tuple, index)
+// __getitem__(list, idx) / __getitem__.Dict_*(self, key) / __getitem__.str(s, index) /
+// prim::TupleIndex(tup, i)
 Status convertGetItem(Context& ctx, const Node& n) {
-  if (n.schema.rfind("aten::__getitem__.Dict", 0) == 0 && n.input(0)->producer &&
-      n.input(0)->producer->kind == "prim::DictConstruct") {
+  const Args args(ctx, n);
+  const Value* list = args.in({"list", "self", "tup", "s"}, 0);
+  const Value* index = args.in({"idx", "key", "i", "index"}, 1);
+  if (n.schema.rfind("aten::__getitem__.Dict", 0) == 0 && list->producer && list->producer->kind == "prim::DictConstruct") {
     // features["out"] of a dict built with constant keys (pass_dict_writes.h): the entry itself.
-    const auto& ins = n.input(0)->producer->inputs;
-    const Value* key = n.input(1);
+    // DictConstruct is variadic: its inputs are key, value, key, value...
+    const auto& ins = list->producer->inputs;
     for (size_t i = 0; i + 1 < ins.size(); i += 2) {
       bool same = false;
-      if (key->constant && ins[i]->constant) {
-        if (key->constant->isString() && ins[i]->constant->isString())
-          same = key->constant->str() == ins[i]->constant->str();
-        else if (key->constant->isInt() && ins[i]->constant->isInt())
-          same = key->constant->toInt() == ins[i]->constant->toInt();
+      if (index->constant && ins[i]->constant) {
+        if (index->constant->isString() && ins[i]->constant->isString())
+          same = index->constant->str() == ins[i]->constant->str();
+        else if (index->constant->isInt() && ins[i]->constant->isInt())
+          same = index->constant->toInt() == ins[i]->constant->toInt();
       }
       if (!same) continue;
       OXPORT_ASSIGN(std::string s, ctx.tensor(ins[i + 1]));
@@ -108,17 +110,16 @@ Status convertGetItem(Context& ctx, const Node& n) {
                      "no dicts",
                      "keep the tensors in variables (or a list indexed by constants) inside forward(); returning a "
                      "dict of tensors is fine");
-  const Value* list = n.input(0);
-  if (isTensorList(list) && (ctx.isSequence(list) || !ctx.maybeInt(n.input(1)))) {
+  if (isTensorList(list) && (ctx.isSequence(list) || !ctx.maybeInt(index))) {
     // l[i] of a list built in a loop, or at an index that depends on the inputs: SequenceAt.
     OXPORT_ASSIGN(std::string seq, ctx.sequence(list, listElemDType(list)));
-    OXPORT_ASSIGN(std::string i, ctx.tensorOfType(n.input(1), DType::Int64));
+    OXPORT_ASSIGN(std::string i, ctx.tensorOfType(index, DType::Int64));
     return bindOut(ctx, n, ctx.emit1("SequenceAt", {seq, i}));
   }
-  if (!ctx.maybeInt(n.input(1)) && (list->elem_type == ts::ValueType::Int || list->elem_type == ts::ValueType::Float ||
+  if (!ctx.maybeInt(index) && (list->elem_type == ts::ValueType::Int || list->elem_type == ts::ValueType::Float ||
                                      list->elem_type == ts::ValueType::Bool))
-    return getNumberAt(ctx, n);
-  OXPORT_ASSIGN(int64_t idx, ctx.constInt(n.input(1)));
+    return getNumberAt(ctx, n, list, index);
+  OXPORT_ASSIGN(int64_t idx, ctx.constInt(index));
   if (auto name = ctx.boundName(list)) {
     return bindOut(ctx, n, ctx.emit1("Gather", {*name, ctx.constInt64s({idx}, true)}, {attrInt("axis", 0)}));
   }
@@ -218,7 +219,7 @@ Status convertNativeDropout(Context& ctx, const Node& n) {
 // prim::unchecked_cast (Optional[T] -> T in scripted code) and aten::list (a copy of a list):
 // the value itself, of any kind.
 Status convertUncheckedCast(Context& ctx, const Node& n) {
-  const Value* v = n.input(0);
+  const Value* v = n.input(0);  // positional as in convertIdentity: unchecked_cast's x, list's l
   if (v->type == ts::ValueType::List && v->elem_type == ts::ValueType::Int) {
     OXPORT_ASSIGN(std::string l, ctx.intsTensor(v));
     return bindOut(ctx, n, l);

@@ -163,8 +163,9 @@ enum class Interp { Nearest, NearestExact, Linear, Cubic };
 // sizes) or, when that is empty, by `scales` (one per spatial dim), in the opset's form.
 Status emitResize(Context& ctx, const Node& n, Interp interp, int spatial, bool align, std::string out_sizes,
                   std::vector<double> scales) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  const int rank = ctx.rank(n.input(0));
+  const Value* input = Args(ctx, n).in({"input", "self"}, 0);  // .vec overloads and __interpolate: input
+  OXPORT_ASSIGN(std::string x, ctx.tensor(input));
+  const int rank = ctx.rank(input);
   if (rank != spatial + 2) return ctx.error("unsupported-form", "upsampling a tensor of rank " + std::to_string(rank));
   if (interp == Interp::NearestExact && ctx.opset() < 11) {
     // Below 11 only whole scale factors agree: floor((dst + 0.5) / k) is floor(dst / k), the
@@ -198,7 +199,7 @@ Status emitResize(Context& ctx, const Node& n, Interp interp, int spatial, bool 
   if (ctx.opset() < 11) {
     // Upsample-9 and Resize-10 pick the nearest source pixel by truncating x / scale, except
     // that ONNX Runtime rounds up when shrinking; PyTorch takes the floor: only growing agrees.
-    const auto& in_shape = ctx.meta(n.input(0)).shape;
+    const auto& in_shape = ctx.meta(input).shape;
     const auto& out_shape = n.output(0)->meta.shape;
     for (size_t d = 2; d < in_shape.size() && d < out_shape.size(); ++d)
       if (out_shape[d] < in_shape[d]) return ctx.needsOpset(11, "nearest downsampling (Resize nearest_mode floor)");
@@ -252,15 +253,19 @@ ConvertFn upsampleOp(Interp interp, int spatial) {
     std::vector<double> scales;
     std::string sizes;
     if (ctx.isNone(size_v)) {
-      // The .vec overload: one list of scale factors; the other overload: one optional float per dim.
-      if (n.inputs.size() == scale_at + 1 && !ctx.isNone(n.input(scale_at)) &&
-          n.input(scale_at)->type == ts::ValueType::List) {
-        OXPORT_ASSIGN(scales, ctx.constDoubles(n.input(scale_at)));
+      // The .vec overload: one list of scale factors; the other overload: one optional float per
+      // dim (scales in 1-D, scales_d/scales_h/scales_w). Without names, a list in the last place.
+      static const char* const kPerDim[3][3] = {{"scales"}, {"scales_h", "scales_w"}, {"scales_d", "scales_h", "scales_w"}};
+      const Value* factors = args.optIn("scale_factors", n.inputs.size() == scale_at + 1 ? scale_at : Args::kByName);
+      if (factors && !ctx.isNone(factors) && factors->type == ts::ValueType::List) {
+        OXPORT_ASSIGN(scales, ctx.constDoubles(factors));
       } else {
-        for (size_t i = scale_at; i < n.inputs.size(); ++i) {
-          if (ctx.isNone(n.input(i))) return ctx.error("unsupported-form", "upsampling without a size or a scale");
-          OXPORT_ASSIGN(double s, ctx.constDouble(n.input(i)));
-          scales.push_back(s);
+        for (size_t k = 0; k < static_cast<size_t>(spatial); ++k) {
+          // factors here is None (.vec) or, without names, the 1-D overload's one float.
+          const Value* s = factors ? factors : args.in(kPerDim[spatial - 1][k], scale_at + k);
+          if (ctx.isNone(s)) return ctx.error("unsupported-form", "upsampling without a size or a scale");
+          OXPORT_ASSIGN(double v, ctx.constDouble(s));
+          scales.push_back(v);
         }
       }
       if (scales.size() == 1) scales.assign(static_cast<size_t>(spatial), scales[0]);
@@ -438,21 +443,22 @@ Status gridSampleComposed(Context& ctx, const Node& n, std::string x, std::strin
 
 Status convertGridSampler(Context& ctx, const Node& n) {
   const Args args(ctx, n);
-  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("input", 0)));
+  const Value* input = args.in("input", 0);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(input));
   OXPORT_ASSIGN(std::string grid, ctx.tensor(args.in("grid", 1)));
   OXPORT_ASSIGN(int64_t mode, ctx.constInt(args.in("interpolation_mode", 2)));
   OXPORT_ASSIGN(int64_t padding, ctx.constInt(args.in("padding_mode", 3)));
   OXPORT_ASSIGN(bool align, ctx.constBool(args.in("align_corners", 4)));
-  if (ctx.rank(args.in("input", 0)) != 4)
+  if (ctx.rank(input) != 4)
     return ctx.error("unsupported-form",
-                     "grid_sample of a " + std::to_string(ctx.rank(args.in("input", 0))) + "-D input; ONNX's GridSample up to "
+                     "grid_sample of a " + std::to_string(ctx.rank(input)) + "-D input; ONNX's GridSample up to "
                      "opset 17 samples 4-D (N, C, H, W) inputs",
                      "sample each depth slice as 4-D, or export with operator_export_type ONNX_FALLTHROUGH to keep the op");
   static const char* kModes[] = {"bilinear", "nearest", "bicubic"};
   static const char* kPadding[] = {"zeros", "border", "reflection"};
   if (mode < 0 || mode > 2 || padding < 0 || padding > 2)
     return ctx.error("bad-argument", "grid_sampler mode " + std::to_string(mode) + " / padding " + std::to_string(padding));
-  const DType dt = ctx.dtype(args.in("input", 0));
+  const DType dt = ctx.dtype(input);
   if (ctx.dtype(args.in("grid", 1)) != dt) grid = ctx.cast(grid, dt);
   if (ctx.opset() < 16) return gridSampleComposed(ctx, n, x, grid, mode, padding, align);
   return bindOut(ctx, n, ctx.emit1("GridSample", {x, grid},

@@ -92,7 +92,7 @@ std::string lengthsFromBatchSizes(Context& ctx, const std::string& bs, const std
 // The consumers a packed sequence's data may have: the RNNs' .data overloads (and the unpacking).
 Status packedUsersOnly(Context& ctx, const Value* v, const std::string& what) {
   for (const Node* u : v->users) {
-    const bool rnn = !u->arg_names.empty() && u->arg_names[0] == "data" &&
+    const bool rnn = Args::inputOf(*u, "data") &&
                      (u->kind == "aten::lstm" || u->kind == "aten::gru" || u->kind == "aten::rnn_tanh" ||
                       u->kind == "aten::rnn_relu");
     if (!rnn && u->kind != "aten::_pad_packed_sequence")
@@ -137,8 +137,9 @@ Status convertPadPacked(Context& ctx, const Node& n) {
   OXPORT_ASSIGN(std::string bs, ctx.tensor(args.in("batch_sizes", 1)));
   OXPORT_ASSIGN(bool batch_first, ctx.constBool(args.in("batch_first", 2)));
   OXPORT_ASSIGN(double pad, ctx.constDouble(args.in("padding_value", 3)));
+  const Value* total = args.in("total_length", 4);
   std::string steps = dimSize(ctx, bs, 0);
-  if (!ctx.isNone(args.in("total_length", 4))) { OXPORT_ASSIGN(steps, ctx.tensorOfType(args.in("total_length", 4), DType::Int64)); }
+  if (!ctx.isNone(total)) { OXPORT_ASSIGN(steps, ctx.tensorOfType(total, DType::Int64)); }
   // The first `steps` time steps (a Gather, so that opset 9 takes a dynamic count too).
   y = ctx.emit1("Gather", {y, arangeOf(ctx, ctx.reshape(steps, {1}))}, {attrInt("axis", 0)});
   std::string lengths = lengthsFromBatchSizes(ctx, bs, dimSize(ctx, y, 1));
@@ -170,18 +171,19 @@ ConvertFn rnnOp(const RnnKind& k) {
     // The .data overload runs on a packed sequence: (data, batch_sizes, hx, params, has_biases,
     // num_layers, dropout, train, bidirectional). Its data is the padded time-major tensor that
     // _pack_padded_sequence bound, and the lengths (from batch_sizes) become sequence_lens.
-    const bool packed = !n.arg_names.empty() && n.arg_names[0] == "data";
-    const size_t o = packed ? 1 : 0;
+    const Args args(ctx, n);
+    const bool packed = args.optIn("data") != nullptr;
+    // Without schema names (never for these aten ops) the .input overload's places.
     if (n.inputs.size() < 9) return ctx.error("bad-argument", n.kind + ": unexpected overload");
-    const Value* input = n.input(0);
-    OXPORT_ASSIGN(bool has_biases, ctx.constBool(n.input(3 + o)));
-    OXPORT_ASSIGN(int64_t layers, ctx.constInt(n.input(4 + o)));
-    OXPORT_ASSIGN(double dropout, ctx.constDouble(n.input(5 + o)));
-    OXPORT_ASSIGN(bool train, ctx.constBool(n.input(6 + o)));
-    OXPORT_ASSIGN(bool bidirectional, ctx.constBool(n.input(7 + o)));
+    const Value* input = args.in({"input", "data"}, 0);
+    OXPORT_ASSIGN(bool has_biases, args.constBool("has_biases", 3));
+    OXPORT_ASSIGN(int64_t layers, args.constInt("num_layers", 4));
+    OXPORT_ASSIGN(double dropout, args.constDouble("dropout", 5));
+    OXPORT_ASSIGN(bool train, args.constBool("train", 6));
+    OXPORT_ASSIGN(bool bidirectional, args.constBool("bidirectional", 7));
     bool batch_first = false;
-    if (!packed) { OXPORT_ASSIGN(batch_first, ctx.constBool(n.input(8))); }
-    OXPORT_ASSIGN(auto params, ctx.listElements(n.input(2 + o)));
+    if (!packed) { OXPORT_ASSIGN(batch_first, args.constBool("batch_first", 8)); }
+    OXPORT_ASSIGN(auto params, ctx.listElements(args.in("params", 2)));
     const int64_t dirs = bidirectional ? 2 : 1;
     const size_t per = has_biases ? 4 : 2;
     if (params.size() != static_cast<size_t>(layers * dirs) * per)
@@ -196,7 +198,7 @@ ConvertFn rnnOp(const RnnKind& k) {
     OXPORT_ASSIGN(std::string x, ctx.tensor(input));
     std::string seq_lens;
     if (packed) {
-      OXPORT_ASSIGN(std::string bs, ctx.tensor(n.input(1)));
+      OXPORT_ASSIGN(std::string bs, ctx.tensor(args.in("batch_sizes", 1)));
       seq_lens = ctx.cast(lengthsFromBatchSizes(ctx, bs, dimSize(ctx, x, 1)), DType::Int32);
     }
     if (unbatched) x = ctx.unsqueeze(x, {1});
@@ -205,12 +207,12 @@ ConvertFn rnnOp(const RnnKind& k) {
     // Initial states (L*D, B, H); a batch-less call has (L*D, H).
     std::string h0, c0;
     if (lstm) {
-      OXPORT_ASSIGN(auto hx, ctx.listElements(n.input(1 + o)));
+      OXPORT_ASSIGN(auto hx, ctx.listElements(args.in("hx", 1)));
       if (hx.size() != 2) return ctx.error("bad-argument", "lstm: hx must hold h0 and c0");
       OXPORT_ASSIGN(h0, ctx.tensor(hx[0]));
       OXPORT_ASSIGN(c0, ctx.tensor(hx[1]));
     } else {
-      OXPORT_ASSIGN(h0, ctx.tensor(n.input(1 + o)));
+      OXPORT_ASSIGN(h0, ctx.tensor(args.in("hx", 1)));
     }
     if (unbatched) {
       h0 = ctx.unsqueeze(h0, {1});

@@ -8,6 +8,7 @@
 
 #include <limits>
 
+#include "convert/args.h"
 #include "convert/registry.h"
 #include "convert/util.h"
 
@@ -34,8 +35,8 @@ DType listElemDType(const Value* v, std::initializer_list<const Value*> related)
       if (auto d = from(r)) return *d;
   // The elements put in by the ops that make this list's later versions.
   for (const Node* u : v->users)
-    if (u->kind == "prim::oxport_list_append" && u->inputs.size() > 1 && u->input(1)->isTensor())
-      return u->input(1)->meta.dtype;
+    if (u->kind == "prim::oxport_list_append")
+      if (const Value* x = Args::inputOf(*u, "x", 1); x && x->isTensor()) return x->meta.dtype;
   return DType::Float32;
 }
 
@@ -111,8 +112,10 @@ Status checkPackable(Context& ctx, const Value* list, std::initializer_list<cons
   return okStatus();
 }
 
-Status concatSequence(Context& ctx, const Node& n, int64_t dim, bool new_axis) {
-  const Value* l = n.input(0);
+Status concatSequence(Context& ctx, const Node& n, bool new_axis) {
+  const Args args(ctx, n);
+  const Value* l = args.in("tensors", 0);
+  OXPORT_ASSIGN(int64_t dim, args.constInt("dim", 1));  // as given: ConcatFromSequence takes it negative
   OXPORT_ASSIGN(std::string seq, ctx.sequence(l, n.output(0)->meta.dtype));
   std::vector<Attribute> attrs{attrInt("axis", dim)};
   if (new_axis) attrs.push_back(attrInt("new_axis", 1));
@@ -124,15 +127,16 @@ std::optional<std::vector<const Value*>> staticElements(Context& ctx, const Valu
 }  // namespace
 
 Status sliceTensorList(Context& ctx, const Node& n) {
-  const Value* l = n.input(0);
-  const Value* sv = n.input(1);
-  const Value* ev = n.input(2);
+  const Args args(ctx, n);
+  const Value* l = args.in("l", 0);
+  const Value* sv = args.in("start", 1);
+  const Value* ev = args.in("end", 2);
   auto bound = [&](const Value* v) -> std::optional<std::optional<int64_t>> {
     if (ctx.isNone(v)) return std::optional<int64_t>();
     if (auto i = ctx.maybeInt(v)) return std::optional<int64_t>(*i);
     return std::nullopt;  // depends on the inputs
   };
-  auto step = ctx.maybeInt(n.input(3));
+  auto step = ctx.maybeInt(args.in("step", 3));
   auto start = bound(sv), end = bound(ev);
   auto elems = staticElements(ctx, l);
   if (elems && start && end && step && *step != 0) {
@@ -202,8 +206,9 @@ Result<std::string> dynamicSequence(Context& ctx, const Value* l) {
 }
 
 Status convertAppend(Context& ctx, const Node& n) {
-  const Value* l = n.input(0);
-  const Value* x = n.input(1);
+  const Args args(ctx, n);
+  const Value* l = args.in("l", 0);
+  const Value* x = args.in("x", 1);
   if (auto elems = staticElements(ctx, l)) {
     elems->push_back(x);
     ctx.bindListValues(n.output(0), *elems);
@@ -215,80 +220,89 @@ Status convertAppend(Context& ctx, const Node& n) {
   return okStatus();
 }
 
+// The list `l` and index `i` of a list op, and where both are known here, the list's elements
+// and the place the index names in them.
+struct IndexedList {
+  const Value* l = nullptr;
+  const Value* i = nullptr;
+  std::optional<std::vector<const Value*>> elems;
+  std::optional<size_t> at;  // set only with elems
+};
+
+// insert clamps the index to the list as Python's does (`insert` is true); the other ops refuse
+// an index out of range, naming the list.
+Result<IndexedList> indexedList(Context& ctx, const Node& n, bool insert) {
+  const Args args(ctx, n);
+  IndexedList li;
+  li.l = args.in("l", 0);
+  li.i = args.in("i", 1);
+  auto elems = staticElements(ctx, li.l);
+  auto i = ctx.maybeInt(li.i);
+  if (!elems || !i) return li;
+  const int64_t size = static_cast<int64_t>(elems->size());
+  int64_t at = *i < 0 ? *i + size : *i;
+  if (insert) {
+    at = std::max<int64_t>(0, std::min<int64_t>(at, size));
+  } else if (at < 0 || at >= size) {
+    return ctx.error("bad-argument", "index " + std::to_string(at) + " is out of range for list %" + li.l->name + " of " +
+                                         std::to_string(size) + " elements");
+  }
+  li.elems = std::move(elems);
+  li.at = static_cast<size_t>(at);
+  return li;
+}
+
 Status convertInsert(Context& ctx, const Node& n) {
-  const Value* l = n.input(0);
-  auto elems = staticElements(ctx, l);
-  if (auto i = ctx.maybeInt(n.input(1)); elems && i) {
-    const int64_t size = static_cast<int64_t>(elems->size());
-    int64_t at = std::max<int64_t>(0, std::min<int64_t>(*i < 0 ? *i + size : *i, size));
-    elems->insert(elems->begin() + at, n.input(2));
-    ctx.bindListValues(n.output(0), *elems);
+  OXPORT_ASSIGN(IndexedList li, indexedList(ctx, n, true));
+  const Value* x = Args(ctx, n).in("x", 2);
+  if (li.at) {
+    li.elems->insert(li.elems->begin() + static_cast<int64_t>(*li.at), x);
+    ctx.bindListValues(n.output(0), *li.elems);
     return okStatus();
   }
-  OXPORT_ASSIGN(std::string seq, dynamicSequence(ctx, l));
-  OXPORT_ASSIGN(std::string t, ctx.tensor(n.input(2)));
-  OXPORT_ASSIGN(std::string p, position(ctx, n.input(1)));
+  OXPORT_ASSIGN(std::string seq, dynamicSequence(ctx, li.l));
+  OXPORT_ASSIGN(std::string t, ctx.tensor(x));
+  OXPORT_ASSIGN(std::string p, position(ctx, li.i));
   ctx.bindSequence(n.output(0), ctx.emit1("SequenceInsert", {seq, t, p}));
   return okStatus();
 }
 
-// A constant index into a list of `size` elements, or an error naming the list.
-Result<size_t> staticIndex(Context& ctx, const Node& n, int64_t i, size_t size) {
-  const int64_t s = static_cast<int64_t>(size);
-  if (i < 0) i += s;
-  if (i < 0 || i >= s)
-    return ctx.error("bad-argument", "index " + std::to_string(i) + " is out of range for list %" + n.input(0)->name +
-                                         " of " + std::to_string(size) + " elements");
-  return static_cast<size_t>(i);
-}
-
-Status convertPop(Context& ctx, const Node& n) {
-  const Value* l = n.input(0);
-  auto elems = staticElements(ctx, l);
-  if (auto i = ctx.maybeInt(n.input(1)); elems && i) {
-    OXPORT_ASSIGN(size_t at, staticIndex(ctx, n, *i, elems->size()));
-    OXPORT_ASSIGN(std::string t, ctx.tensor((*elems)[at]));
-    elems->erase(elems->begin() + static_cast<int64_t>(at));
-    ctx.bindListValues(n.output(0), *elems);
-    ctx.bind(n.output(1), t);
+// del l[i]; l.pop(i) (`pop`) also gives the element taken out, as its second output.
+Status eraseAt(Context& ctx, const Node& n, bool pop) {
+  OXPORT_ASSIGN(IndexedList li, indexedList(ctx, n, false));
+  if (li.at) {
+    if (pop) {
+      OXPORT_ASSIGN(std::string t, ctx.tensor((*li.elems)[*li.at]));
+      ctx.bind(n.output(1), t);
+    }
+    li.elems->erase(li.elems->begin() + static_cast<int64_t>(*li.at));
+    ctx.bindListValues(n.output(0), *li.elems);
     return okStatus();
   }
-  OXPORT_ASSIGN(std::string seq, dynamicSequence(ctx, l));
-  OXPORT_ASSIGN(std::string p, position(ctx, n.input(1)));
-  ctx.bind(n.output(1), ctx.emit1("SequenceAt", {seq, p}));
+  OXPORT_ASSIGN(std::string seq, dynamicSequence(ctx, li.l));
+  OXPORT_ASSIGN(std::string p, position(ctx, li.i));
+  if (pop) ctx.bind(n.output(1), ctx.emit1("SequenceAt", {seq, p}));
   ctx.bindSequence(n.output(0), ctx.emit1("SequenceErase", {seq, p}));
   return okStatus();
 }
+
+Status convertPop(Context& ctx, const Node& n) { return eraseAt(ctx, n, true); }
+
+Status convertDelete(Context& ctx, const Node& n) { return eraseAt(ctx, n, false); }
 
 Status convertSet(Context& ctx, const Node& n) {
-  const Value* l = n.input(0);
-  auto elems = staticElements(ctx, l);
-  if (auto i = ctx.maybeInt(n.input(1)); elems && i) {
-    OXPORT_ASSIGN(size_t at, staticIndex(ctx, n, *i, elems->size()));
-    (*elems)[at] = n.input(2);
-    ctx.bindListValues(n.output(0), *elems);
+  OXPORT_ASSIGN(IndexedList li, indexedList(ctx, n, false));
+  const Value* x = Args(ctx, n).in("x", 2);
+  if (li.at) {
+    (*li.elems)[*li.at] = x;
+    ctx.bindListValues(n.output(0), *li.elems);
     return okStatus();
   }
-  OXPORT_ASSIGN(std::string seq, dynamicSequence(ctx, l));
-  OXPORT_ASSIGN(std::string p, frontPosition(ctx, n.input(1), seq));
-  OXPORT_ASSIGN(std::string t, ctx.tensor(n.input(2)));
+  OXPORT_ASSIGN(std::string seq, dynamicSequence(ctx, li.l));
+  OXPORT_ASSIGN(std::string p, frontPosition(ctx, li.i, seq));
+  OXPORT_ASSIGN(std::string t, ctx.tensor(x));
   std::string erased = ctx.emit1("SequenceErase", {seq, p});
   ctx.bindSequence(n.output(0), ctx.emit1("SequenceInsert", {erased, t, p}));
-  return okStatus();
-}
-
-Status convertDelete(Context& ctx, const Node& n) {
-  const Value* l = n.input(0);
-  auto elems = staticElements(ctx, l);
-  if (auto i = ctx.maybeInt(n.input(1)); elems && i) {
-    OXPORT_ASSIGN(size_t at, staticIndex(ctx, n, *i, elems->size()));
-    elems->erase(elems->begin() + static_cast<int64_t>(at));
-    ctx.bindListValues(n.output(0), *elems);
-    return okStatus();
-  }
-  OXPORT_ASSIGN(std::string seq, dynamicSequence(ctx, l));
-  OXPORT_ASSIGN(std::string p, position(ctx, n.input(1)));
-  ctx.bindSequence(n.output(0), ctx.emit1("SequenceErase", {seq, p}));
   return okStatus();
 }
 
@@ -298,9 +312,11 @@ Status convertClear(Context& ctx, const Node& n) {
 }
 
 Status convertExtend(Context& ctx, const Node& n) {
-  const Value* l = n.input(0);
+  const Args args(ctx, n);
+  const Value* l = args.in("l", 0);
+  const Value* other = args.in("other", 1);
   auto elems = staticElements(ctx, l);
-  auto more = staticElements(ctx, n.input(1));
+  auto more = staticElements(ctx, other);
   if (elems && more) {
     elems->insert(elems->end(), more->begin(), more->end());
     ctx.bindListValues(n.output(0), *elems);
@@ -308,11 +324,11 @@ Status convertExtend(Context& ctx, const Node& n) {
   }
   if (!more)
     return ctx.error("unsupported-form",
-                     "extending list %" + l->name + " by list %" + n.input(1)->name +
+                     "extending list %" + l->name + " by list %" + other->name +
                          ", whose length depends on the inputs, has no ONNX form here",
                      "append the tensors one by one, or torch.cat the lists' stacked tensors");
   OXPORT_TRY(needSequences(ctx));
-  OXPORT_ASSIGN(std::string seq, ctx.sequence(l, listElemDType(l, {n.input(1)})));
+  OXPORT_ASSIGN(std::string seq, ctx.sequence(l, listElemDType(l, {other})));
   for (const Value* e : *more) {
     OXPORT_ASSIGN(std::string t, ctx.tensor(e));
     seq = ctx.emit1("SequenceInsert", {seq, t});
@@ -324,7 +340,7 @@ Status convertExtend(Context& ctx, const Node& n) {
 // An in-place list op that pass_list_mutation.h did not rewrite, on a list that depends on the
 // inputs (the example run folds the rest).
 Status convertInPlaceListOp(Context& ctx, const Node& n) {
-  const Value* l = n.input(0);
+  const Value* l = Args(ctx, n).in({"self", "l"}, 0);  // _set_item calls the list l
   const bool tensors = isTensorList(l);
   return ctx.error("unsupported-form",
                    n.kind + " changes list %" + l->name + " (a " + l->typeString() +

@@ -145,10 +145,7 @@ Status convertSqueeze(Context& ctx, const Node& n) {
 // been 0 in the example run (a detector's boxes for an image without any), and Concat takes it.
 Status convertCat(Context& ctx, const Node& n) {
   const Args args(ctx, n);
-  if (ctx.isSequence(args.in("tensors", 0))) {
-    OXPORT_ASSIGN(int64_t d, ctx.constInt(args.in("dim", 1)));
-    return concatSequence(ctx, n, d, false);
-  }
+  if (ctx.isSequence(args.in("tensors", 0))) return concatSequence(ctx, n, false);
   OXPORT_ASSIGN(auto elems, ctx.listElements(args.in("tensors", 0)));
   OXPORT_ASSIGN(int64_t dim, ctx.constInt(args.in("dim", 1)));
   std::vector<std::string> parts;
@@ -169,10 +166,7 @@ Status convertCat(Context& ctx, const Node& n) {
 
 Status convertStack(Context& ctx, const Node& n) {
   const Args args(ctx, n);
-  if (ctx.isSequence(args.in("tensors", 0))) {
-    OXPORT_ASSIGN(int64_t d, ctx.constInt(args.in("dim", 1)));
-    return concatSequence(ctx, n, d, true);
-  }
+  if (ctx.isSequence(args.in("tensors", 0))) return concatSequence(ctx, n, true);
   OXPORT_ASSIGN(auto elems, ctx.listElements(args.in("tensors", 0)));
   OXPORT_ASSIGN(int64_t dim, ctx.constInt(args.in("dim", 1)));
   const int rank = elems.empty() ? 0 : ctx.rank(elems[0]);
@@ -200,20 +194,36 @@ Status bindSplit(Context& ctx, const Node& n, const std::string& x, int64_t dim,
   return bindParts(ctx, n, sizes.size() == 1 ? std::vector<std::string>{ctx.emit1("Identity", {x})} : ctx.split(x, dim, sizes));
 }
 
+// The input of split/chunk/unbind and their `dim` (at `dim_pos` without names), normalised, with
+// the input's size along it in the example run.
+struct SplitInput {
+  std::string x;
+  int64_t dim = 0;
+  int64_t len = 0;
+};
+
+Result<SplitInput> splitInput(Context& ctx, const Args& args, size_t dim_pos) {
+  SplitInput in;
+  OXPORT_ASSIGN(in.x, ctx.tensor(args.in("self", 0)));
+  OXPORT_ASSIGN(in.dim, args.constInt("dim", dim_pos));
+  const auto& shape = ctx.meta(args.in("self", 0)).shape;
+  in.dim = ctx.normDim(in.dim, static_cast<int>(shape.size()));
+  in.len = shape.at(static_cast<size_t>(in.dim));
+  return in;
+}
+
 // split(self, split_size|split_sizes, dim) / split_with_sizes / chunk(self, chunks, dim)
 ConvertFn splitOp(bool is_chunk) {
   return [is_chunk](Context& ctx, const Node& n) -> Status {
     const Args args(ctx, n);
-    OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
-    OXPORT_ASSIGN(int64_t dim, ctx.constInt(args.in("dim", 2)));
-    const auto& shape = ctx.meta(args.in("self", 0)).shape;
-    dim = ctx.normDim(dim, static_cast<int>(shape.size()));
-    const int64_t len = shape.at(static_cast<size_t>(dim));
+    OXPORT_ASSIGN(SplitInput in, splitInput(ctx, args, 2));
+    const std::string& x = in.x;
+    const int64_t dim = in.dim, len = in.len;
     // The sizes the example run produced are authoritative (they follow PyTorch's rules).
     std::vector<int64_t> sizes;
     for (const auto& m : n.output(0)->elem_meta) sizes.push_back(m.shape.at(static_cast<size_t>(dim)));
     if (sizes.empty()) {
-      OXPORT_ASSIGN(auto arg, ctx.constInts(n.input(1)));
+      OXPORT_ASSIGN(auto arg, ctx.constInts(args.in({"split_size", "split_sizes", "chunks"}, 1)));
       if (arg.size() == 1 && !is_chunk) {
         for (int64_t s = 0; s < len; s += arg[0]) sizes.push_back(std::min(arg[0], len - s));
       } else {
@@ -230,7 +240,6 @@ ConvertFn splitOp(bool is_chunk) {
   };
 }
 
-// unbind(self, dim): split into ones and squeeze each.
 // tensor_split(self, sections|indices|tensor_indices_or_sections, dim): the pieces' sizes along dim
 // as the example run produced them (PyTorch's rule: the first len % sections pieces one longer).
 Status convertTensorSplit(Context& ctx, const Node& n) {
@@ -246,13 +255,12 @@ Status convertTensorSplit(Context& ctx, const Node& n) {
   return bindSplit(ctx, n, x, dim, sizes);
 }
 
+// unbind(self, dim): split into ones and squeeze each.
 Status convertUnbind(Context& ctx, const Node& n) {
   const Args args(ctx, n);
-  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
-  OXPORT_ASSIGN(int64_t dim, ctx.constInt(args.in("dim", 1)));
-  const auto& shape = ctx.meta(args.in("self", 0)).shape;
-  dim = ctx.normDim(dim, static_cast<int>(shape.size()));
-  const int64_t len = shape.at(static_cast<size_t>(dim));
+  OXPORT_ASSIGN(SplitInput in, splitInput(ctx, args, 1));
+  const std::string& x = in.x;
+  const int64_t dim = in.dim, len = in.len;
   auto parts = len == 1 ? std::vector<std::string>{x} : ctx.split(x, dim, std::vector<int64_t>(static_cast<size_t>(len), 1));
   for (auto& p : parts) p = ctx.squeeze(p, {dim});
   ctx.bindList(n.output(0), parts);
@@ -265,27 +273,29 @@ Status convertUnbind(Context& ctx, const Node& n) {
 Status convertSlice(Context& ctx, const Node& n) {
   const Args args(ctx, n);
   const bool list_form = n.inputs.size() == 4;
-  if (list_form && isTensorList(n.input(0))) return sliceTensorList(ctx, n);
-  if (list_form && n.input(0)->elem_type != ts::ValueType::Int)
+  const Value* self = args.in({"self", "l", "string"}, 0);
+  if (list_form && isTensorList(self)) return sliceTensorList(ctx, n);
+  if (list_form && self->elem_type != ts::ValueType::Int)
     return ctx.error("unsupported-form",
-                     "slicing a " + n.input(0)->typeString() +
+                     "slicing a " + self->typeString() +
                          " that depends on the inputs; only lists of ints (sizes) can be sliced in ONNX",
                      "slice the tensors instead (torch.stack the list first), or export with graph_mode \"trace\"");
   std::string x;
   if (list_form) {
-    OXPORT_ASSIGN(x, ctx.intsTensor(n.input(0)));
+    OXPORT_ASSIGN(x, ctx.intsTensor(self));
   } else {
-    OXPORT_ASSIGN(x, ctx.tensor(args.in({"self", "l"}, 0)));
+    OXPORT_ASSIGN(x, ctx.tensor(self));
   }
   int64_t dim = 0;
   if (!list_form) {
     OXPORT_ASSIGN(dim, ctx.constInt(args.in("dim", 1)));
-    dim = ctx.normDim(dim, ctx.rank(args.in({"self", "l"}, 0)));
+    dim = ctx.normDim(dim, ctx.rank(self));
   }
+  // slice.t has no dim: its bounds come one place earlier.
   const size_t first_bound = list_form ? 1 : 2;
-  OXPORT_ASSIGN(int64_t step, ctx.constInt(n.input(first_bound + 2)));
-  const Value* sv = n.input(first_bound);
-  const Value* ev = n.input(first_bound + 1);
+  OXPORT_ASSIGN(int64_t step, ctx.constInt(args.in("step", first_bound + 2)));
+  const Value* sv = args.in("start", first_bound);
+  const Value* ev = args.in("end", first_bound + 1);
   const bool static_bounds = (ctx.isNone(sv) || sv->constant) && (ctx.isNone(ev) || ev->constant);
   if (static_bounds) {
     int64_t start = ctx.isNone(sv) ? 0 : sv->constant->toInt();
@@ -424,7 +434,7 @@ ConvertFn repeatOp(bool is_tile) {
   return [is_tile](Context& ctx, const Node& n) -> Status {
     const Args args(ctx, n);
     OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
-    OXPORT_ASSIGN(std::string y, tileTo(ctx, x, ctx.rank(args.in("self", 0)), n.input(1), is_tile));
+    OXPORT_ASSIGN(std::string y, tileTo(ctx, x, ctx.rank(args.in("self", 0)), args.in({"repeats", "dims"}, 1), is_tile));
     return bindOut(ctx, n, y);
   };
 }
@@ -444,11 +454,11 @@ Status convertRepeatInterleave(Context& ctx, const Node& n) {
   const Args args(ctx, n);
   if (n.inputs.size() == 2) {
     if (ctx.opset() < 11) return ctx.needsOpset(11, "repeat_interleave with a tensor of counts (CumSum)");
-    OXPORT_ASSIGN(std::string reps, ctx.tensorOfType(n.input(0), DType::Int64));
+    OXPORT_ASSIGN(std::string reps, ctx.tensorOfType(args.in("repeats", 0), DType::Int64));
     return bindOut(ctx, n, interleaveSources(ctx, reps));
   }
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  int rank = ctx.rank(n.input(0));
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+  int rank = ctx.rank(args.in("self", 0));
   int64_t dim = 0;
   if (ctx.isNone(args.in("dim", 2))) {
     x = ctx.reshape(x, {-1});
@@ -457,7 +467,7 @@ Status convertRepeatInterleave(Context& ctx, const Node& n) {
     OXPORT_ASSIGN(dim, ctx.constInt(args.in("dim", 2)));
     dim = ctx.normDim(dim, rank);
   }
-  const Value* rv = n.input(1);
+  const Value* rv = args.in("repeats", 1);
   const bool per_element = rv->isTensor() && !(ctx.meta(rv).shape.empty() ||
                                                (ctx.meta(rv).shape.size() == 1 && ctx.meta(rv).shape[0] == 1));
   if (per_element) {
@@ -636,12 +646,27 @@ Status convertIm2col(Context& ctx, const Node& n) {
   return bindOut(ctx, n, ctx.emit1("Reshape", {flat, shape}));
 }
 
+// pixel_shuffle/pixel_unshuffle(self, factor): the 4-D input and the factor (`factor` is its name).
+struct ShuffleArgs {
+  std::string x;
+  int64_t r = 1;
+};
+
+Result<ShuffleArgs> shuffleArgs(Context& ctx, const Node& n, const char* factor) {
+  const Args args(ctx, n);
+  ShuffleArgs a;
+  OXPORT_ASSIGN(a.x, ctx.tensor(args.in("self", 0)));
+  OXPORT_ASSIGN(a.r, args.constInt(factor, 1));
+  if (ctx.rank(args.in("self", 0)) != 4)
+    return ctx.error("unsupported-form", n.kind.substr(n.kind.find("::") + 2) + " of a tensor that is not 4-D");
+  return a;
+}
+
 // pixel_shuffle(self, r): [N, C*r*r, H, W] -> [N, C, H*r, W*r] (DepthToSpace CRD from opset 11).
 Status convertPixelShuffle(Context& ctx, const Node& n) {
-  const Args args(ctx, n);
-  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
-  OXPORT_ASSIGN(int64_t r, ctx.constInt(args.in("upscale_factor", 1)));
-  if (ctx.rank(args.in("self", 0)) != 4) return ctx.error("unsupported-form", "pixel_shuffle of a tensor that is not 4-D");
+  OXPORT_ASSIGN(ShuffleArgs a, shuffleArgs(ctx, n, "upscale_factor"));
+  const std::string& x = a.x;
+  const int64_t r = a.r;
   if (ctx.opset() >= 11)
     return bindOut(ctx, n, ctx.emit1("DepthToSpace", {x}, {attrInt("blocksize", r), attrString("mode", "CRD")}));
   std::string s = ctx.shapeOf(x);
@@ -656,10 +681,9 @@ Status convertPixelShuffle(Context& ctx, const Node& n) {
 // pixel_unshuffle(self, r): [N, C, H*r, W*r] -> [N, C*r*r, H, W] (SpaceToDepth orders channels
 // differently, so Reshape/Transpose).
 Status convertPixelUnshuffle(Context& ctx, const Node& n) {
-  const Args args(ctx, n);
-  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
-  OXPORT_ASSIGN(int64_t r, ctx.constInt(args.in("downscale_factor", 1)));
-  if (ctx.rank(args.in("self", 0)) != 4) return ctx.error("unsupported-form", "pixel_unshuffle of a tensor that is not 4-D");
+  OXPORT_ASSIGN(ShuffleArgs a, shuffleArgs(ctx, n, "downscale_factor"));
+  const std::string& x = a.x;
+  const int64_t r = a.r;
   std::string s = ctx.shapeOf(x);
   std::string nc = ctx.slice(s, {0}, {2}, {0});
   std::string rr = ctx.constInt64s({r});
@@ -736,7 +760,7 @@ Status convertIsFloatingPoint(Context& ctx, const Node& n) {
 
 // len(tensor) = size(0); len(list) = its length.
 Status convertLen(Context& ctx, const Node& n) {
-  const Value* v = n.input(0);
+  const Value* v = Args(ctx, n).in({"a", "t", "self", "s"}, 0);  // len.t/.any, .Tensor, .Dict_*, .str
   if (v->isTensor()) {
     OXPORT_ASSIGN(std::string x, ctx.tensor(v));
     return bindOut(ctx, n, dimSize(ctx, x, 0, true));

@@ -16,8 +16,8 @@ namespace {
 // The ONNX element type carrying a scalar argument (static or dynamic).
 DType scalarDType(const Value* v) {
   // A Scalar (Number, typed Float in the IR) passed on from a tensor keeps that tensor's dtype.
-  if (v->producer && v->producer->kind == "aten::ScalarImplicit" && v->producer->input(0)->isTensor())
-    return v->producer->input(0)->meta.dtype;
+  if (v->producer && v->producer->kind == "aten::ScalarImplicit")
+    if (const Value* a = Args::inputOf(*v->producer, "a", 0); a && a->isTensor()) return a->meta.dtype;
   if (auto dt = typeDType(v)) return *dt;
   if (v->example && v->example->isDouble()) return DType::Float32;
   if (v->example && v->example->isBool()) return DType::Bool;
@@ -55,32 +55,23 @@ Result<std::string> filled(Context& ctx, const std::string& shape, const Value* 
   return ctx.emit1("Expand", {f, shape});
 }
 
-// zeros/ones/empty(size, ...) and full(size, fill_value, ...)
-ConvertFn constantOfSize(double value, bool has_fill) {
-  return [value, has_fill](Context& ctx, const Node& n) -> Status {
-    const Args args(ctx, n);
-    OXPORT_ASSIGN(std::string shape, ctx.intsTensor(args.in("size", 0)));
-    OXPORT_ASSIGN(std::string out, filled(ctx, shape, has_fill ? n.input(1) : nullptr, value, outDType(n)));
-    return bindOut(ctx, n, out);
-  };
-}
+// Where a creation op takes its shape: zeros/ones/empty(size, ...) and full(size, fill_value, ...);
+// zeros_like/ones_like/empty_like(self, ...) and full_like(self, fill_value, ...);
+// new_zeros/new_ones/new_empty(self, size, ...) and new_full(self, size, fill_value, ...).
+enum class ShapeFrom { Size, Like, New };
 
-// zeros_like/ones_like/empty_like(self, ...) and full_like(self, fill_value, ...)
-ConvertFn constantLike(double value, bool has_fill) {
-  return [value, has_fill](Context& ctx, const Node& n) -> Status {
+ConvertFn constantFill(ShapeFrom from, double value, bool has_fill) {
+  return [from, value, has_fill](Context& ctx, const Node& n) -> Status {
     const Args args(ctx, n);
-    OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
-    OXPORT_ASSIGN(std::string out, filled(ctx, ctx.shapeOf(x), has_fill ? n.input(1) : nullptr, value, outDType(n)));
-    return bindOut(ctx, n, out);
-  };
-}
-
-// new_zeros/new_ones/new_empty(self, size, ...) and new_full(self, size, fill_value, ...)
-ConvertFn constantNew(double value, bool has_fill) {
-  return [value, has_fill](Context& ctx, const Node& n) -> Status {
-    const Args args(ctx, n);
-    OXPORT_ASSIGN(std::string shape, ctx.intsTensor(args.in("size", 1)));
-    OXPORT_ASSIGN(std::string out, filled(ctx, shape, has_fill ? n.input(2) : nullptr, value, outDType(n)));
+    std::string shape;
+    if (from == ShapeFrom::Like) {
+      OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+      shape = ctx.shapeOf(x);
+    } else {
+      OXPORT_ASSIGN(shape, ctx.intsTensor(args.in("size", from == ShapeFrom::New ? 1 : 0)));
+    }
+    const Value* fill = has_fill ? args.in("fill_value", from == ShapeFrom::New ? 2 : 1) : nullptr;
+    OXPORT_ASSIGN(std::string out, filled(ctx, shape, fill, value, outDType(n)));
     return bindOut(ctx, n, out);
   };
 }
@@ -168,7 +159,7 @@ Status convertEye(Context& ctx, const Node& n) {
   const bool has_m = n.inputs.size() >= 6;
   OXPORT_ASSIGN(std::string rows, scalarAs(ctx, args.in("n", 0), DType::Int64));
   std::string cols = rows;
-  if (has_m) { OXPORT_ASSIGN(cols, scalarAs(ctx, n.input(1), DType::Int64)); }
+  if (has_m) { OXPORT_ASSIGN(cols, scalarAs(ctx, args.in("m", 1), DType::Int64)); }
   std::string shape = ctx.emit1("Concat", {ctx.reshape(rows, {1}), ctx.reshape(cols, {1})}, {attrInt("axis", 0)});
   const DType out = outDType(n);
   std::string zeros = ctx.emit1("ConstantOfShape", {shape}, {attrTensor("value", scalarHostTensor(0, out, {1}))});
@@ -203,7 +194,7 @@ Result<std::string> dataTensor(Context& ctx, const Value* v, DType dt) {
 }
 
 Status convertTensorData(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string t, dataTensor(ctx, n.input(0), outDType(n)));
+  OXPORT_ASSIGN(std::string t, dataTensor(ctx, Args(ctx, n).in({"data", "t"}, 0), outDType(n)));
   return bindOut(ctx, n, t);
 }
 
@@ -213,7 +204,7 @@ Status convertHannWindow(Context& ctx, const Node& n) {
   const Args args(ctx, n);
   const bool has_periodic = n.inputs.size() >= 6;
   bool periodic = true;
-  if (has_periodic) { OXPORT_ASSIGN(periodic, ctx.constBool(n.input(1))); }
+  if (has_periodic) { OXPORT_ASSIGN(periodic, args.constBool("periodic", 1)); }
   const DType out = outDType(n);
   OXPORT_ASSIGN(std::string len, scalarAs(ctx, args.in("window_length", 0), DType::Int64));
   if (ctx.opset() >= 17 && isFloating(out) && out != DType::BFloat16) {
@@ -289,7 +280,7 @@ Status convertNormal(Context& ctx, const Node& n) {
   const Value* stdv = args.in("std", 1);
   std::string z;
   if (!mean->isTensor() && !stdv->isTensor()) {
-    OXPORT_ASSIGN(std::string shape, ctx.intsTensor(n.input(2)));
+    OXPORT_ASSIGN(std::string shape, ctx.intsTensor(args.in("size", 2)));
     std::string like = ctx.emit1("ConstantOfShape", {shape}, {attrTensor("value", scalarHostTensor(0, dt, {1}))});
     z = randomLike(ctx, true, like, dt);
   }
@@ -313,8 +304,8 @@ Status convertBernoulli(Context& ctx, const Node& n) {
   OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
   const DType xdt = ctx.dtype(args.in("self", 0));
   std::string p = x;
-  if (n.inputs.size() >= 3 && !ctx.isNone(n.input(1))) {
-    const Value* pv = n.input(1);
+  // bernoulli(self, generator) has no p; bernoulli.p/.Tensor(self, p, generator) have.
+  if (const Value* pv = args.optIn("p", n.inputs.size() >= 3 ? 1 : Args::kByName); pv && !ctx.isNone(pv)) {
     DType pdt = isFloating(xdt) ? xdt : DType::Float32;
     if (pv->isTensor()) {
       OXPORT_ASSIGN(p, ctx.tensorOfType(pv, pdt));
@@ -350,15 +341,15 @@ Status convertMultinomial(Context& ctx, const Node& n) {
 }  // namespace
 
 void registerTensorOps(Registry& r) {
-  addAll(r, {"aten::zeros", "aten::empty"}, constantOfSize(0, false));
-  r.add("aten::ones", constantOfSize(1, false));
-  r.add("aten::full", constantOfSize(0, true));
-  addAll(r, {"aten::zeros_like", "aten::empty_like"}, constantLike(0, false));
-  r.add("aten::ones_like", constantLike(1, false));
-  r.add("aten::full_like", constantLike(0, true));
-  addAll(r, {"aten::new_zeros", "aten::new_empty", "aten::new_empty_strided"}, constantNew(0, false));
-  r.add("aten::new_ones", constantNew(1, false));
-  r.add("aten::new_full", constantNew(0, true));
+  addAll(r, {"aten::zeros", "aten::empty"}, constantFill(ShapeFrom::Size, 0, false));
+  r.add("aten::ones", constantFill(ShapeFrom::Size, 1, false));
+  r.add("aten::full", constantFill(ShapeFrom::Size, 0, true));
+  addAll(r, {"aten::zeros_like", "aten::empty_like"}, constantFill(ShapeFrom::Like, 0, false));
+  r.add("aten::ones_like", constantFill(ShapeFrom::Like, 1, false));
+  r.add("aten::full_like", constantFill(ShapeFrom::Like, 0, true));
+  addAll(r, {"aten::new_zeros", "aten::new_empty", "aten::new_empty_strided"}, constantFill(ShapeFrom::New, 0, false));
+  r.add("aten::new_ones", constantFill(ShapeFrom::New, 1, false));
+  r.add("aten::new_full", constantFill(ShapeFrom::New, 0, true));
   addAll(r, {"aten::fill_", "aten::fill", "aten::zero_"}, convertFill);
   r.add("aten::arange", convertArange);
   r.add("aten::linspace", convertLinspace);

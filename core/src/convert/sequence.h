@@ -26,7 +26,7 @@ Status checkPackable(Context& ctx, const Value* list, std::initializer_list<cons
 // l[a:b:c] of a list of tensors: the elements when they are known here, else the sequence packed,
 // sliced on axis 0 and unpacked (its tensors must have one shape).
 Status sliceTensorList(Context& ctx, const Node& n);
-// cat/stack of a list bound as a sequence: ConcatFromSequence. `dim` as given (may be negative).
-Status concatSequence(Context& ctx, const Node& n, int64_t dim, bool new_axis);
+// cat/stack(tensors, dim) of a list bound as a sequence: ConcatFromSequence (`new_axis` for stack).
+Status concatSequence(Context& ctx, const Node& n, bool new_axis);
 
 }  // namespace oxport::convert
