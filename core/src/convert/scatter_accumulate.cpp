@@ -10,21 +10,6 @@ namespace oxport::convert {
 
 namespace {
 
-// The dtype the one-hot MatMul runs in: the values' own where MatMul takes it (float32, float64,
-// int32, int64: integer sums stay exact and wrap as PyTorch's), float32 for the half types, int64
-// for the narrow integers and bool (cast back after, which wraps as PyTorch's narrow adds do).
-DType matmulType(DType dt) {
-  switch (dt) {
-    case DType::Float32:
-    case DType::Float64:
-    case DType::Int32:
-    case DType::Int64: return dt;
-    case DType::Float16:
-    case DType::BFloat16: return DType::Float32;
-    default: return DType::Int64;
-  }
-}
-
 std::vector<int64_t> dimFirst(int64_t dim, int rank) {
   std::vector<int64_t> perm{dim};
   for (int64_t d = 0; d < rank; ++d)
@@ -46,7 +31,10 @@ std::string wrapped(Context& ctx, const std::string& idx, const std::string& siz
 
 // base [D, R] + the rows of src [K, R] added at idx [K] (int64, non-negative): base + OneHot^T @ src.
 std::string addRows2d(Context& ctx, const std::string& base, const std::string& idx, const std::string& src, DType dt) {
-  const DType work = matmulType(dt);
+  // MatMul in the values' own dtype where it takes it (float32/64, int32/64: integer sums stay exact
+  // and wrap as PyTorch's), float32 for the half types, int64 for the narrow integers and bool
+  // (cast back after, which wraps as PyTorch's narrow adds do).
+  const DType work = reduceWorkType(dt);
   std::string positions = ctx.unsqueeze(arangeOf(ctx, dimSize(ctx, base, 0, true)), {1});        // [D, 1]
   std::string hit = ctx.emit1("Equal", {positions, ctx.unsqueeze(idx, {0})});                     // [D, K]
   std::string sum = ctx.emit1("MatMul", {ctx.cast(hit, work), castIf(ctx, src, dt, work)});        // [D, R]
@@ -92,12 +80,8 @@ std::string scatterAddLoop(Context& ctx, const std::string& self, const std::str
   auto g = std::make_shared<onnx_ir::Graph>();
   g->name = ctx.uniqueName("scatter_add_body");
   auto input = [&](const std::string& base, DType t, bool scalar) {
-    onnx_ir::ValueInfo vi;
-    vi.name = ctx.uniqueName(base);
-    vi.dtype = t;
-    vi.has_shape = scalar;
-    g->inputs.push_back(vi);
-    return vi.name;
+    g->inputs.push_back(onnx_ir::ValueInfo{ctx.uniqueName(base), t, false, scalar, {}});  // scalar: shape []
+    return g->inputs.back().name;
   };
   ctx.pushGraph(g.get());
   std::string k = input("scatter_add_k", DType::Int64, true);
