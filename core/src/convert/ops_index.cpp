@@ -7,6 +7,7 @@
 
 #include "convert/args.h"
 #include "convert/registry.h"
+#include "convert/scatter_accumulate.h"
 #include "convert/util.h"
 
 namespace oxport::convert {
@@ -101,9 +102,14 @@ ConvertFn scatterOp(bool add) {
       else if (r == "multiply") reduction = "mul";
       else return ctx.error("unsupported-form", "scatter reduce='" + r + "'");
     }
-    if (!reduction.empty() && ctx.opset() < 16)
+    const bool exact_add = reduction == "add" && ctx.opset() < 16;  // scatter_accumulate.h
+    if (!reduction.empty() && ctx.opset() < 16 && !exact_add)
       return ctx.needsOpset(16, "scatter with reduction '" + reduction + "' (ScatterElements reduction)");
     OXPORT_ASSIGN(std::string upd, scatterUpdates(ctx, args.in({"src", "value"}, 3), args.in("index", 2), idx, dt));
+    if (exact_add) {
+      OXPORT_ASSIGN(std::string sum, scatterAddExact(ctx, args.in("self", 0), args.in("index", 2), x, idx, upd, dim));
+      return bindOut(ctx, n, sum);
+    }
     if (ctx.opset() < 11) idx = wrapNegative(ctx, idx, x, dim);
     return bindOut(ctx, n, scatterElements(ctx, x, idx, upd, dim, reduction));
   };
@@ -182,7 +188,6 @@ Status convertIndexFill(Context& ctx, const Node& n) {
 ConvertFn indexScatter(bool add) {
   return [add](Context& ctx, const Node& n) -> Status {
     const Args args(ctx, n);
-    if (add && ctx.opset() < 16) return ctx.needsOpset(16, "index_add (ScatterElements reduction 'add')");
     OXPORT_ASSIGN(IndexAlongArgs a, readIndexAlong(ctx, args));
     const std::string& x = a.x;
     const int rank = a.rank;
@@ -195,6 +200,8 @@ ConvertFn indexScatter(bool add) {
       OXPORT_ASSIGN(double alpha, args.constDouble("alpha", 4));
       if (alpha != 1.0) src = ctx.emit1("Mul", {src, ctx.constScalar(alpha, dt)});
     }
+    if (add && ctx.opset() < 16)  // exact without ScatterElements reduction: scatter_accumulate.h
+      return bindOut(ctx, n, addRowsAlong(ctx, x, idx, ctx.dtype(args.in("index", 2)), src, dim, rank, dt));
     if (ctx.opset() < 11) idx = wrapNegative(ctx, idx, x, dim);
     idx = ctx.emit1("Expand", {indexAlong(ctx, idx, dim, rank), ctx.shapeOf(src)});
     return bindOut(ctx, n, scatterElements(ctx, x, idx, src, dim, add ? "add" : ""));
@@ -412,7 +419,6 @@ Status convertIndexPut(Context& ctx, const Node& n) {
   }
 
   if (ctx.opset() < 11) return ctx.needsOpset(11, "index_put with index tensors (ScatterND)");
-  if (accumulate && ctx.opset() < 16) return ctx.needsOpset(16, "index_put with accumulate=True (ScatterND reduction 'add')");
   OXPORT_ASSIGN(Indexing ix, indexing(ctx, x, rank, args.in("indices", 1)));
   const std::vector<int64_t> perm = indexedFirst(ix.dims, rank);
   std::string xp = transpose(ctx, x, perm);
@@ -427,6 +433,10 @@ Status convertIndexPut(Context& ctx, const Node& n) {
                                                                 {attrInt("axis", 0)});
   std::string upd = ctx.emit1("Expand", {v, torch_shape});
   upd = transpose(ctx, upd, inversePerm(layout));
+  if (accumulate && ctx.opset() < 16) {  // exact without ScatterND reduction: scatter_accumulate.h
+    std::string sum = addAtStackedIndices(ctx, xp, stacked, static_cast<int>(ix.dims.size()), upd, ix.broadcast_rank, dt);
+    return bindOut(ctx, n, transpose(ctx, sum, inversePerm(perm)));
+  }
   std::vector<Attribute> attrs;
   if (accumulate) attrs.push_back(attrString("reduction", "add"));
   std::string out = ctx.emit1("ScatterND", {xp, stacked, upd}, std::move(attrs));
