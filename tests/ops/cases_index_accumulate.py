@@ -44,6 +44,15 @@ class SetItemAdd(torch.nn.Module):
         return y
 
 
+class SetItemAssign(torch.nn.Module):
+    """y[i] = 1.0 then a read of y: the write must reach every later reader."""
+
+    def forward(self, x, i):
+        y = x * 2
+        y[i] = 1.0
+        return y + x
+
+
 EDGES_SRC = Npy(np.array([0, 1, 2, 3, 1, 0, 2], dtype=I64))
 EDGES_DST = Npy(np.array([1, 1, 0, 3, 1, 2, 0], dtype=I64))
 
@@ -85,7 +94,12 @@ CASES = [
     case("index_put_accumulate_int64", PutAccumulate(),
          [T(4, dtype="int64"), Npy(np.array([2, 2, 0], dtype=I64)), T(3, dtype="int64", fill="arange")], opsets=OPSETS),
     # y[i] += v is index + add + index_put_ WITHOUT accumulate in PyTorch (distinct indices here:
-    # with repeats PyTorch itself keeps one write); it must export at the default opset too. (Scripted,
-# the write is lost on main as well: a frontend bug outside this file, not tested here yet.)
+    # with repeats PyTorch itself keeps one write); it must export at the default opset too.
     case("setitem_add_rows", SetItemAdd(), [T(4, 3), Npy(np.array([3, 0], dtype=I64)), T(2, 3, seed=1)], opsets=OPSETS),
+    # Scripted, libtorch's RemoveTensorMutation leaves index_put_ on the clone in place: the driver
+    # points the clone's later readers (here the output) at the write's result.
+    case("setitem_add_rows_scripted", SetItemAdd(), [T(4, 3), Npy(np.array([3, 0], dtype=I64)), T(2, 3, seed=1)],
+         script=True, opsets=OPSETS),
+    case("setitem_assign_rows_scripted", SetItemAssign(), [T(5, 3), Npy(np.array([4, 1, 2], dtype=I64))],
+         script=True, opsets=OPSETS),
 ]

@@ -75,6 +75,19 @@ std::optional<Diagnostic> inplaceViewWrite(Context& ctx, const ts::Node& n) {
                  "torch.where(mask, v, y), or build the tensor with torch.stack");
 }
 
+// An in-place op left in the graph (RemoveTensorMutation declines some, e.g. index_put_ on a clone
+// of an input in a scripted model: `y = x.clone(); y[i] = v`) writes into its target, which later
+// nodes and the outputs read. Converters are functional, so the target's later readers are pointed
+// at the op's result. Earlier readers were converted before and keep the old value; a binding made
+// inside an If/Loop body stays inside it (Context::popGraph). Views are inplaceViewWrite's case.
+void carryInplaceWrite(Context& ctx, const ts::Node& n) {
+  if (!isInplaceOp(n.kind) || n.inputs.empty() || n.outputs.empty()) return;
+  const ts::Value* target = n.inputs[0];
+  if (!target->isTensor() || !n.outputs[0]->isTensor()) return;
+  if (target->producer && isViewOp(target->producer->kind)) return;
+  if (auto name = ctx.boundName(n.outputs[0])) ctx.bind(target, *name);
+}
+
 }  // namespace
 
 // Unsupported op kept as a node (ONNX_FALLTHROUGH) or as an ATen op (ONNX_ATEN*): dynamic
@@ -176,6 +189,7 @@ Status convertNodes(Context& ctx, const std::vector<const ts::Node*>& nodes, std
         s = Error(e.diagnostic);
       }
       ctx.setCurrent(n);  // a converter with blocks converts nested nodes
+      if (s.ok()) carryInplaceWrite(ctx, *n);
     } else {
       int need = registry.minOpset(n->kind);
       const RefusedOp* refused = refusedOp(n->kind);
@@ -202,6 +216,7 @@ Status convertNodes(Context& ctx, const std::vector<const ts::Node*>& nodes, std
         bool aten_form = mode == OperatorExportType::OnnxAtenFallback && aten_op;
         Status fs = emitFallback(ctx, *n, aten_form);
         if (fs.ok()) {
+          carryInplaceWrite(ctx, *n);
           Diagnostic w = n->warning("fallback-op",
                                     n->kind + " was kept as a " + (aten_form ? "ATen" : "custom-domain") +
                                         " node: " + s.error().first().message,
