@@ -170,18 +170,14 @@ Result<IndexAlongArgs> readIndexAlong(Context& ctx, const Args& args) {
 Status convertIndexFill(Context& ctx, const Node& n) {
   const Args args(ctx, n);
   OXPORT_ASSIGN(IndexAlongArgs a, readIndexAlong(ctx, args));
-  const std::string& x = a.x;
-  const int rank = a.rank;
-  const DType dt = a.dt;
-  const int64_t dim = a.dim;
-  std::string idx = wrapNegative(ctx, ctx.reshape(a.idx, {1, -1}), x, dim);
-  std::string positions = ctx.unsqueeze(arangeOf(ctx, dimSize(ctx, x, dim, true)), {1});  // [D, 1]
-  std::string hit = ctx.cast(ctx.emit1("Equal", {positions, idx}), DType::Int32);      // [D, K]
+  std::string idx = wrapNegative(ctx, ctx.reshape(a.idx, {1, -1}), a.x, a.dim);
+  std::string positions = ctx.unsqueeze(arangeOf(ctx, dimSize(ctx, a.x, a.dim, true)), {1});  // [D, 1]
+  std::string hit = ctx.cast(ctx.emit1("Equal", {positions, idx}), DType::Int32);          // [D, K]
   std::string mask = ctx.cast(reduceOver(ctx, "ReduceMax", hit, {1}, false), DType::Bool);
-  mask = indexAlong(ctx, mask, dim, rank);
-  OXPORT_ASSIGN(std::string v, ctx.tensorOfType(args.in("value", 3), dt));
+  mask = indexAlong(ctx, mask, a.dim, a.rank);
+  OXPORT_ASSIGN(std::string v, ctx.tensorOfType(args.in("value", 3), a.dt));
   if (args.in("value", 3)->isTensor() && ctx.rank(args.in("value", 3)) > 0) v = ctx.reshape(v, {});
-  return bindOut(ctx, n, ctx.emit1("Where", {mask, v, x}));
+  return bindOut(ctx, n, ctx.emit1("Where", {mask, v, a.x}));
 }
 
 // index_copy(self, dim, index, source) / index_add(self, dim, index, source, alpha)
