@@ -73,9 +73,10 @@ Status convertEinsum(Context& ctx, const Node& n) {
 // (a diagonal, "ii->i") is first masked with an identity grid and summed over its second axis.
 // Exact; its memory is the product of every letter's size, more than Einsum's own kernel.
 Status convertEinsumExpanded(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string eq0, ctx.constString(n.input(0)));
-  OXPORT_ASSIGN(auto ins, ctx.tensorList(n.input(1)));
-  OXPORT_ASSIGN(auto elems, ctx.listElements(n.input(1)));
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string eq0, ctx.constString(args.in("equation", 0)));
+  OXPORT_ASSIGN(auto ins, ctx.tensorList(args.in("tensors", 1)));
+  OXPORT_ASSIGN(auto elems, ctx.listElements(args.in("tensors", 1)));
   if (elems.size() != ins.size()) return ctx.error("unsupported-form", "einsum over a list of tensors unknown at export time");
   std::string eq;
   for (char c : eq0)
@@ -187,8 +188,9 @@ Status convertEinsumExpanded(Context& ctx, const Node& n) {
 
 // mT / mH / adjoint(self): the last two axes swapped (for real tensors mH and adjoint are mT).
 Status convertMatrixTranspose(Context& ctx, const Node& n) {
-  OXPORT_ASSIGN(std::string x, ctx.tensor(n.input(0)));
-  const int rank = ctx.rank(n.input(0));
+  const Value* self = Args(ctx, n).in("self", 0);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(self));
+  const int rank = ctx.rank(self);
   if (rank < 2) return ctx.error("bad-argument", "a matrix transpose (mT) of a tensor of rank " + std::to_string(rank));
   std::vector<int64_t> perm;
   for (int64_t i = 0; i < rank; ++i) perm.push_back(i);

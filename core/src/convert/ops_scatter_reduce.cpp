@@ -122,23 +122,26 @@ std::optional<Reduce> parseReduce(const std::string& s) {
 // The shared body. `index_full` is true when idx already has src's shape (index_reduce's index
 // expanded), false for scatter_reduce (src may be larger than index: cut to it).
 Status emitScatterReduce(Context& ctx, const Node& n, bool index_reduce) {
-  const Value* self_v = n.input(0);
+  const Args args(ctx, n);
+  const Value* self_v = args.in("self", 0);
+  const Value* index_v = args.in("index", 2);
+  const Value* src_v = args.in({"src", "source"}, 3);
   const int rank = ctx.rank(self_v);
   const DType dt = ctx.dtype(self_v);
   const DType work = reduceWorkType(dt);
-  OXPORT_ASSIGN(int64_t dim, ctx.constInt(n.input(1)));
+  OXPORT_ASSIGN(int64_t dim, args.constInt("dim", 1));
   dim = rank == 0 ? 0 : ctx.normDim(dim, rank);
-  OXPORT_ASSIGN(std::string reduce_s, ctx.constString(n.input(4)));
+  OXPORT_ASSIGN(std::string reduce_s, ctx.constString(args.in("reduce", 4)));
   auto red = parseReduce(reduce_s);
   if (!red) return ctx.error("unsupported-form", (index_reduce ? "index_reduce" : "scatter_reduce") + std::string(" reduce='") + reduce_s + "'",
                              "PyTorch's reductions are sum, prod, mean, amax and amin");
   if (index_reduce && *red == Reduce::Sum)
     return ctx.error("unsupported-form", "index_reduce reduce='sum'", "use index_add");
   bool include_self = true;
-  if (const Value* inc = Args(ctx, n).optIn("include_self"); inc && !ctx.isNone(inc)) { OXPORT_ASSIGN(include_self, ctx.constBool(inc)); }
+  if (const Value* inc = args.optIn("include_self"); inc && !ctx.isNone(inc)) { OXPORT_ASSIGN(include_self, ctx.constBool(inc)); }
   OXPORT_ASSIGN(std::string self0, ctx.tensor(self_v));
-  OXPORT_ASSIGN(std::string idx, ctx.tensor(n.input(2)));
-  OXPORT_ASSIGN(std::string src0, ctx.tensorOfType(n.input(3), dt));
+  OXPORT_ASSIGN(std::string idx, ctx.tensor(index_v));
+  OXPORT_ASSIGN(std::string src0, ctx.tensorOfType(src_v, dt));
   std::string self = castIf(ctx, self0, dt, work);
   std::string src = castIf(ctx, src0, dt, work);
   if (rank == 0) {
@@ -154,7 +157,7 @@ Status emitScatterReduce(Context& ctx, const Node& n, bool index_reduce) {
     std::vector<int64_t> shape(static_cast<size_t>(r), 1);
     shape[static_cast<size_t>(dim)] = -1;
     idx = ctx.emit1("Expand", {ctx.reshape(idx, shape), ctx.shapeOf(src)});
-  } else if (rank > 0 && ctx.meta(n.input(3)).shape != ctx.meta(n.input(2)).shape) {
+  } else if (rank > 0 && ctx.meta(src_v).shape != ctx.meta(index_v).shape) {
     if (ctx.opset() < 10) return ctx.needsOpset(10, "scatter_reduce with src larger than index (Slice with inputs)");
     std::vector<int64_t> axes;
     for (int64_t a = 0; a < r; ++a) axes.push_back(a);
@@ -167,7 +170,7 @@ Status emitScatterReduce(Context& ctx, const Node& n, bool index_reduce) {
   if (native) {
     s = scatterForm(ctx, *red, self, idx, src, dim, work);
   } else {
-    const auto& idx_shape = index_reduce ? ctx.meta(n.input(3)).shape : ctx.meta(n.input(2)).shape;
+    const auto& idx_shape = index_reduce ? ctx.meta(src_v).shape : ctx.meta(index_v).shape;
     for (int64_t a = 0; a < rank; ++a)
       if (a != dim && idx_shape[static_cast<size_t>(a)] != self_shape[static_cast<size_t>(a)])
         return ctx.error("unsupported-form",
