@@ -47,8 +47,10 @@ Status Frontend::exampleRunMetaFirst() {
   }
   run_.meta_mode = false;
   if (cancel_.cancelled()) return Error("cancelled", "the export was cancelled");
-  // Back to the state before the run.
-  if (saved) graph_ = saved;
+  // Back to the state before the run. Only a graph the run edited is replaced by the copy: the
+  // copy's values are new objects, and localize's torch map names the original's.
+  if (saved && (options_.graph_mode == GraphMode::Trace || !run_.unrolled_loops.empty())) graph_ = saved;
+  run_.unrolled_loops.clear();  // nodes of the graph just replaced
   run_.restart();
   if (auto nl = reason.find('\n'); nl != std::string::npos) reason.resize(nl);
   if (reason.size() > 300) reason = reason.substr(0, 300) + "...";
