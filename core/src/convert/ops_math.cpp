@@ -486,8 +486,9 @@ void registerMathOps(Registry& r) {
   r.add("aten::cdist", convertCdist);
   addAll(r, {"aten::cross", "aten::linalg_cross"}, convertCross);
   r.add("aten::kl_div", convertKlDiv);
-  addAll(r, {"aten::linalg_det", "aten::det"}, convertDet(false));
-  r.add("aten::logdet", convertDet(true));
+  // Below opset 11 det/logdet are unrolled eliminations (ops_linalg_small.cpp).
+  addAll(r, {"aten::linalg_det", "aten::det"}, convertDet(false), 11);
+  r.add("aten::logdet", convertDet(true), 11);
   r.add("aten::_weight_norm", convertWeightNorm);
   r.add("aten::native_layer_norm", convertNativeLayerNorm);
   r.add("aten::conv_tbc", convertConvTbc);

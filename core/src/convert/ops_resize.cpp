@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "convert/args.h"
+#include "convert/resize_aa.h"
 #include "convert/registry.h"
 #include "convert/util.h"
 
@@ -301,7 +302,9 @@ Status convertInterpolate(Context& ctx, const Node& n) {
   else
     return ctx.error("unsupported-form", "interpolate mode '" + mode + "' for " + std::to_string(spatial) + "-D input",
                      "use nearest, nearest-exact, (bi/tri)linear or bicubic");
-  if (antialias) return ctx.error("unsupported-form", "interpolate with antialias=True has no ONNX Resize form");
+  if (antialias && !(spatial == 2 && (mode == "bilinear" || mode == "bicubic")))
+    return ctx.error("unsupported-form", "interpolate with antialias=True in mode '" + mode + "'",
+                     "PyTorch antialiases 2-D bilinear and bicubic only");
   const Value* size_v = args.in("size", 1);
   const Value* scale_v = args.optIn("scale_factor", 2);
   std::string sizes;
@@ -337,6 +340,11 @@ Status convertInterpolate(Context& ctx, const Node& n) {
     }
   } else {
     return ctx.error("bad-argument", "interpolate needs a size or a scale factor");
+  }
+  if (antialias) {  // Resize's antialias is opset 18: PyTorch's separable weights (ops_resize_aa.cpp)
+    OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("input", 0)));
+    OXPORT_ASSIGN(std::string y, resizeAntialiased(ctx, x, ctx.dtype(args.in("input", 0)), interp == Interp::Cubic, align, sizes, scales));
+    return bindOut(ctx, n, y);
   }
   return emitResize(ctx, n, interp, spatial, align, sizes, scales);
 }

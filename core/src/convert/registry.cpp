@@ -4,6 +4,12 @@
 
 namespace oxport::convert {
 
+// Families declared here rather than in registry.h (only this file calls them).
+void registerSmallLinalgOps(Registry& r);  // ops_linalg_small.cpp: inverse, solve, cholesky, det below 11
+void registerFoldOps(Registry& r);         // ops_fold.cpp: col2im (F.fold)
+void registerResizeAaOps(Registry& r);     // ops_resize_aa.cpp: antialiased bilinear/bicubic resize
+void registerUniqueOps(Registry& r);       // ops_unique.cpp: unique_consecutive, bincount, pdist
+
 void Registry::add(const std::string& kind, ConvertFn fn, int min_opset, int max_opset) {
   OpEntry e;
   e.kind = kind;
@@ -69,6 +75,10 @@ const Registry& builtinRegistry() {
         {"loss_margin", registerMarginLossOps}, {"special_functions", registerSpecialFunctionOps},
         {"order_stats", registerOrderStatsOps}, {"products", registerProductOps},
         {"number_functions", registerNumberFunctionOps},
+        {"linalg_small", registerSmallLinalgOps},
+        {"fold", registerFoldOps},
+        {"resize_aa", registerResizeAaOps},
+        {"unique", registerUniqueOps},
     };
     for (const auto& f : families) {
       r.setFamily(f.name);
