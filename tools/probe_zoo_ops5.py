@@ -170,6 +170,7 @@ X4 = rng.standard_normal((5, 4)).astype(np.float32)
 P4 = np.stack([np.eye(4, dtype=np.float32) * (1 + i) for i in range(5)])
 Z2 = rng.standard_normal((5, 2)).astype(np.float32)
 LABELS = np.array([0, 3, 3, 1, 0, 4, 3], dtype=np.int64)
+SCORES = rng.uniform(0.05, 1, 7).astype(np.float32)  # (a plain "7" would be the int 7 on the CLI)
 
 OPS5 = [
     ("bev_cam_to_ego_inverse", lambda: Spec(CamToEgo(), [K, E], ["intrins", "sensor2ego"],
@@ -184,7 +185,7 @@ OPS5 = [
                                            modes=("trace",))),
     ("aa_pyramid_scale", lambda: Spec(AaPyramid(), ["1x3x64x48"], ["x"], ["x:0=b,2=h,3=w"], modes=("trace",))),
     ("ctc_greedy_collapse", lambda: Spec(CtcGreedy(), ["1x8x40"], ["feats"], ["feats:2=t"])),
-    ("class_histogram_bincount", lambda: Spec(ClassHistogram(), [LABELS, "7"], ["labels", "scores"],
+    ("class_histogram_bincount", lambda: Spec(ClassHistogram(), [LABELS, SCORES], ["labels", "scores"],
                                               ["labels:0=n", "scores:0=n"])),
     ("point_spread_pdist", lambda: Spec(PointSpread(), ["10x3"], ["pts"], ["pts:0=n"])),
 ]
