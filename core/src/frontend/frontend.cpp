@@ -110,6 +110,7 @@ Status Frontend::bakeArguments() {
   for (size_t i = 0; i < n; ++i) {
     jit::Value* in = old_inputs[i];
     const c10::IValue& v = args_.values[i];
+    OXPORT_TRY(checkArgType(in->type(), v, args_.names[i]));
     jit::Value* repl = materialize(g, v, args_.names[i]);
     if (!repl) {
       Diagnostic d = makeError("unsupported-arg",
@@ -123,6 +124,50 @@ Status Frontend::bakeArguments() {
   }
   for (size_t i = n; i > 0; --i) g.eraseInput(i);
   return okStatus();
+}
+
+namespace {
+
+bool typeHoldsTensor(const c10::TypePtr& t) {
+  if (t->kind() == c10::TypeKind::TensorType) return true;
+  for (const auto& c : t->containedTypes())
+    if (typeHoldsTensor(c)) return true;
+  return false;
+}
+
+std::string describeValue(const c10::IValue& v) {
+  if (v.isInt()) return "the int " + std::to_string(v.toInt());
+  if (v.isDouble()) return "the float " + std::to_string(v.toDouble());
+  if (v.isBool()) return std::string("the bool ") + (v.toBool() ? "True" : "False");
+  if (v.isString()) return "the string '" + v.toStringRef() + "'";
+  if (v.isNone()) return "None";
+  if (v.isTensor()) return "a tensor";
+  return "a " + v.type()->annotation_str();
+}
+
+}  // namespace
+
+// An example argument of the wrong kind would specialise the graph's input to a type its ops
+// have no overload for (libtorch then fails deep in alias analysis): say which argument instead.
+// Only kinds that cannot convert are refused: a scalar where forward() takes a tensor (or an
+// Optional tensor), a tensor where it takes no tensor at all.
+Status Frontend::checkArgType(const c10::TypePtr& declared, const c10::IValue& v, const std::string& name) {
+  const c10::TypePtr& t = declared->kind() == c10::TypeKind::OptionalType
+                              ? declared->containedTypes().at(0)
+                              : declared;
+  bool scalar = v.isInt() || v.isDouble() || v.isBool() || v.isString();
+  bool wrong = (scalar && t->kind() == c10::TypeKind::TensorType) ||
+               (v.isNone() && declared->kind() == c10::TypeKind::TensorType) ||
+               (v.isTensor() && !typeHoldsTensor(declared) && declared->kind() != c10::TypeKind::AnyType);
+  if (!wrong) return okStatus();
+  Diagnostic d = makeError("arg-type-mismatch",
+                           "argument '" + name + "' of forward() is " + declared->annotation_str() +
+                               ", but the example gives " + describeValue(v),
+                           v.isTensor() ? "pass a plain number (on the command line: --arg 3, --arg 0.5, --arg true)"
+                                        : "pass a tensor: on the command line a shape such as --arg 1x7 or "
+                                          "--arg 7:float32 (a bare 7 is the int 7)");
+  d.option = "args";
+  return Error(d);
 }
 
 // A graph value holding `v`: new graph inputs for tensors, constants for the rest.

@@ -75,6 +75,7 @@ class Frontend {
   void report(Phase p, double f, const std::string& m);
   Status bakeArguments();
   jit::Value* materialize(jit::Graph& g, const c10::IValue& v, const std::string& name);
+  Status checkArgType(const c10::TypePtr& declared, const c10::IValue& v, const std::string& name);
 
   // example_run.cpp
   Status exampleRunMetaFirst();
