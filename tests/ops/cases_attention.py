@@ -64,6 +64,18 @@ class CrossAttn(nn.Module):
         return self.attn(q, kv, kv, attn_mask=mask)[0]
 
 
+class ScriptedNoWeights(nn.Module):
+    """Scripted MHA with need_weights=False: its (out, None) tuple is unpacked and the None dropped."""
+
+    def __init__(self):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(E, H, batch_first=True)
+
+    def forward(self, x, mask):
+        out, _ = self.attn(x, x, x, attn_mask=mask, need_weights=False)
+        return out
+
+
 class Layer(nn.Module):
     def __init__(self, fused=True, **kw):
         super().__init__()
@@ -94,5 +106,6 @@ CASES = [
     case("mha_composite_attn_mask_bool", SelfAttn(fused=False, mask_arg="attn_mask"), [T(B, L, E), Npy(CAUSAL)]),
     case("mha_composite_attn_mask_float",
          SelfAttn(fused=False, mask_arg="attn_mask"), [T(B, L, E), Npy(np.where(CAUSAL, -1e4, 0.0).astype(np.float32))]),
+    case("mha_scripted_no_weights", ScriptedNoWeights(), [T(B, L, E), Npy(CAUSAL)], script=True, dynamic={0: [0]}),
     case("mha_cross_seq_first", CrossAttn(), [T(L, B, E), T(L + 2, B, E)], dynamic={0: [0, 1], 1: [0, 1]}),
 ]

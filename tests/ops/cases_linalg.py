@@ -35,6 +35,12 @@ CASES = [
     case("triu_kneg_int", lambda x: torch.triu(x, -1), [T(4, 4, dtype="int64", fill="arange")], opsets=ALL),
     case("triu_int32", lambda x: torch.triu(x, 1), [T(4, 5, dtype="int32", fill="arange")], opsets=(11, 14, 17)),
     case("tril_bool", lambda x: torch.tril(x > 0), [T(4, 4)], opsets=(11, 14, 17)),
+    # A diagonal that depends on the inputs: LLaMA's KV-cache causal mask `full((q, past + q)).triu(1 + past)`
+    # (Trilu's k input from 14, the mask's k below it); the past length is a dynamic axis.
+    case("triu_dynamic_diagonal", lambda x, past: torch.triu(x, 1 + past.shape[-1]), [T(3, 8), T(2, 5)],
+         opsets=ALL, dynamic={0: [0, 1], 1: [1]}),
+    case("tril_dynamic_diagonal", lambda x, past: torch.tril(x, -past.shape[0]), [T(6, 4), T(2, 3)],
+         opsets=(11, 14), dynamic={1: [0]}),
     case("tril_inplace", lambda x: (x * 2).tril_(), [T(3, 3)], opsets=(11, 14)),
     case("causal_mask", CausalMask(), [T(2, 5, 8), T(2, 5, 8, seed=1)], opsets=(11, 14, 17),
          dynamic={0: [0, 1], 1: [0, 1]}),

@@ -27,16 +27,25 @@ ConvertFn convertTriangle(bool upper) {
     if (rank < 2)
       return ctx.error("bad-argument", std::string(upper ? "triu" : "tril") + " needs a tensor of at least 2 dimensions, "
                                        "got rank " + std::to_string(rank));
-    int64_t k = 0;
-    if (n.inputs.size() > 1) { OXPORT_ASSIGN(k, ctx.constInt(args.in("diagonal", 1))); }
+    // The diagonal may depend on the inputs (a causal mask offset by a KV cache's past length:
+    // `mask.triu(1 + past)`): then it is a 0-d int64 tensor computed in the graph.
+    std::string kk = ctx.constInt64s({0}, true);
+    if (n.inputs.size() > 1) {
+      const Value* diag = args.in("diagonal", 1);
+      if (ctx.isStatic(diag)) {
+        OXPORT_ASSIGN(int64_t k, ctx.constInt(diag));
+        kk = ctx.constInt64s({k}, true);
+      } else {
+        OXPORT_ASSIGN(kk, ctx.tensorOfType(diag, DType::Int64));
+      }
+    }
     const DType dt = ctx.dtype(args.in("self", 0));
     if (ctx.opset() >= 14 && triluKernel(dt))
-      return bindOut(ctx, n, ctx.emit1("Trilu", {x, ctx.constInt64s({k}, true)}, {attrInt("upper", upper ? 1 : 0)}));
+      return bindOut(ctx, n, ctx.emit1("Trilu", {x, kk}, {attrInt("upper", upper ? 1 : 0)}));
     // col - row, broadcast over [rows, cols]; rows and cols may be dynamic.
     std::string rows = ctx.unsqueeze(arangeOf(ctx, dimSize(ctx, x, rank - 2)), {1});
     std::string cols = ctx.unsqueeze(arangeOf(ctx, dimSize(ctx, x, rank - 1)), {0});
     std::string diff = ctx.emit1("Sub", {cols, rows});
-    std::string kk = ctx.constInt64s({k}, true);
     // Greater/Less take int64 from opset 9; keep = upper ? diff >= k : diff <= k.
     std::string drop = upper ? ctx.emit1("Less", {diff, kk}) : ctx.emit1("Greater", {diff, kk});
     std::string zero = ctx.constScalar(0, dt);

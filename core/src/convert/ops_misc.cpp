@@ -32,7 +32,9 @@ Status convertUnpack(Context& ctx, const Node& n) {
       const Value* src = list->producer->inputs.at(i);
       if (src->type == ts::ValueType::Tensor || src->isConstant() || ctx.isBound(src)) {
         if (auto b = ctx.boundName(src)) ctx.bind(n.output(i), *b);
-        else if (src->isConstant()) {
+        else if (src->isConstant() && !src->isNone()) {  // a None element (an Optional[Tensor] left
+                                                          // None: MHA's weights with need_weights=False)
+                                                          // stays unbound, like the constant it is
           OXPORT_ASSIGN(std::string s, ctx.tensor(src));
           ctx.bind(n.output(i), s);
         }
