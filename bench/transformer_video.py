@@ -12,7 +12,8 @@ the median wall and CPU (user + system) time and the report's frontend pass time
 RSS, which example run was used (stats.example_run) and the file's sha256: with --before, the two
 binaries alternate (which goes first alternates too), and the files must be byte-identical.
 --torch adds torch.onnx.export of the same file at opset 17 (bench/torch_export.py) for a ratio.
-Prints a Markdown table, also written to --md.
+Prints a Markdown table, also written to --md (--rows FILE renders it from the JSON rows a run
+printed on stderr, one a model).
 """
 import argparse
 import hashlib
@@ -23,6 +24,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+from bench import fmt_mib, fmt_ms, fmt_s, ratio  # noqa: E402 (bench/ is the script's folder)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PY = "/usr/bin/python3"
@@ -89,8 +92,18 @@ def main():
     p.add_argument("--torch", action="store_true")
     p.add_argument("--runs", type=int, default=1)
     p.add_argument("--md")
+    p.add_argument("--rows", help="only render the table from the JSON rows (one a line) a run printed on stderr")
     p.add_argument("names", nargs="*")
     a = p.parse_args()
+    if a.rows:
+        with open(a.rows) as f:
+            rows = [json.loads(line) for line in f if line.startswith("{")]
+        md = table(rows, any("before" in r for r in rows), any("torch" in r for r in rows))
+        print(md)
+        if a.md:
+            with open(a.md, "w") as f:
+                f.write(md + "\n")
+        return
     names = a.names or sorted(f[:-3] for f in os.listdir(a.models) if f.endswith(".pt"))
     bins = [("after", a.after)] + ([("before", a.before)] if a.before else [])
     rows = []
@@ -126,18 +139,6 @@ def main():
             f.write(md + "\n")
 
 
-def fmt_s(x):
-    return "-" if x is None else f"{x:.2f} s"
-
-
-def fmt_ms(x):
-    return "-" if x is None else (f"{x / 1000:.2f} s" if x >= 1000 else f"{x:.0f} ms")
-
-
-def fmt_mb(x):
-    return "-" if x is None else f"{x / 2**20:.0f} MB"
-
-
 def run_kind(desc):
     return "meta" if desc == "meta" else ("real: " + desc.split("(fallback: ")[-1].split(" on ")[0]
                                            if "fallback" in desc else desc)
@@ -151,7 +152,7 @@ def table(rows, before, torch):
     if before:
         head += ["same file"]
     if torch:
-        head += ["torch.onnx.export wall", "torch CPU", "oxport / torch (wall)"]
+        head += ["torch.onnx.export wall", "torch CPU", "oxport / torch (wall)", "oxport / torch (CPU)"]
     L = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         aft = r["after"]
@@ -159,14 +160,14 @@ def table(rows, before, torch):
         if before:
             b = r["before"]
             cells += [fmt_s(b["wall"]), fmt_s(b["cpu"]), fmt_ms(b["frontend_ms"]), run_kind(b["example_run"])]
-        cells += [fmt_s(aft["wall"]), fmt_s(aft["cpu"]), fmt_ms(aft["frontend_ms"]), fmt_mb(aft["rss"]), run_kind(aft["example_run"])]
+        cells += [fmt_s(aft["wall"]), fmt_s(aft["cpu"]), fmt_ms(aft["frontend_ms"]), fmt_mib(aft["rss"]), run_kind(aft["example_run"])]
         if before:
             same = len(aft["sha256"]) == 1 and aft["sha256"] == r["before"]["sha256"]
             cells += ["yes" if same else "NO"]
         if torch:
             t = r.get("torch", {})
-            cells += [fmt_s(t.get("wall")) if t.get("wall") else (t.get("error") or "-")[:60], fmt_s(t.get("cpu")),
-                      f"{aft['wall'] / t['wall']:.2f}x" if t.get("wall") and aft["wall"] else "-"]
+            cells += [fmt_s(t.get("wall")) if t.get("wall") else ("fails" if t.get("error") else "-"), fmt_s(t.get("cpu")),
+                      ratio(aft["wall"], t.get("wall")), ratio(aft["cpu"], t.get("cpu"))]
         L.append("| " + " | ".join(cells) + " |")
     return "\n".join(L)
 
