@@ -506,6 +506,12 @@ def write_doc(env, exports, bigs, layouts, studio=None):
         else:
             a(f"{bg['model']} was not measured: its .pt is not among the models.")
     a("")
+    # Measured by bench/transformer_video.py (its own run, kept here when this document is rewritten).
+    section = os.path.join(HERE, "transformer_video.md")
+    if os.path.exists(section):
+        with open(section) as f:
+            a(f.read().rstrip())
+            a("")
     notes = os.path.join(HERE, "notes.md")
     if os.path.exists(notes):
         with open(notes) as f:

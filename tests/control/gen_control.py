@@ -486,6 +486,19 @@ class LayerGetter(torch.nn.Module):
         return result
 
 
+class ShapeOnlyOps(torch.nn.Module):
+    """Ops libtorch 1.13 has no Meta kernel for in C++ whose results' shapes follow from their
+    arguments' shapes (Swin's roll, MViT's and S3D's max_pool3d, RAFT's grid_sample): the example
+    run stays on meta tensors."""
+
+    def forward(self, x, grid):
+        y = torch.roll(x, shifts=(1, -2), dims=(3, 4))
+        y = torch.nn.functional.max_pool3d(y, kernel_size=3, stride=2, padding=1, ceil_mode=True)
+        img = x.mean(2)
+        s = torch.nn.functional.grid_sample(img, grid, align_corners=False)
+        return y * 2.0, s + 1.0
+
+
 class DataBranchSetsList(torch.nn.Module):
     """A list changed in place under a condition on tensor values: no ONNX form, refused."""
 
@@ -709,6 +722,7 @@ def main():
     # Models for the error tests only (test_control.cpp names them).
     torch.jit.script(DictLookup()).save(os.path.join(out, "dict_lookup.pt"))
     torch.jit.script(DataBranchSetsList()).save(os.path.join(out, "data_branch_sets_list.pt"))
+    torch.jit.script(ShapeOnlyOps()).save(os.path.join(out, "shape_only_ops.pt"))
     # torchvision's shifted-window block: shift_size[i] = 0 when the window covers the feature map.
     from torchvision.models.swin_transformer import SwinTransformerBlock
     torch.manual_seed(0)

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <iterator>
 
 #include "oxport/model.h"
 #include "oxport/preset.h"
@@ -343,6 +344,40 @@ TEST(ExampleRun, MetaUnlessADecisionNeedsTheData) {
   ::unsetenv("OXPORT_META_RUN");
   ASSERT_TRUE(r.ok()) << r.error().message();
   EXPECT_EQ(r->stats.example_run, "real (OXPORT_META_RUN=0)");
+}
+
+// roll, max_pool3d and grid_sample have no Meta kernel in C++ libtorch 1.13, but their results'
+// shapes follow from the arguments' shapes: each runs alone on zero-filled tensors and the rest of
+// the run stays meta (it used to fall back to a real forward pass of the whole model: Swin, MViT,
+// S3D, RAFT). The file is the real run's, byte for byte, and matches libtorch.
+TEST(ExampleRun, OpsWithoutMetaKernelsKeepTheRunMeta) {
+  ASSERT_TRUE(makeDefaultRuntime().ok()) << "ONNX Runtime is not available";
+  auto model = Model::load(fs::path(OXPORT_CONTROL_DIR) / "shape_only_ops.pt");
+  ASSERT_TRUE(model.ok()) << model.error().message();
+  ExportOptions options;
+  options.args = {ArgValue::tensor(TensorSpec{{2, 3, 4, 8, 10}}), ArgValue::tensor(TensorSpec{{2, 5, 6, 2}})};
+  options.input_names = {"x", "grid"};
+  options.opset_version = 17;
+  fs::create_directories(fs::path(OXPORT_CONTROL_DIR) / "out");
+  const fs::path out = fs::path(OXPORT_CONTROL_DIR) / "out" / "shape_only_ops.onnx";
+  const fs::path real_out = fs::path(OXPORT_CONTROL_DIR) / "out" / "shape_only_ops.real.onnx";
+  auto r = model->exportOnnx(options, OutputTarget::toFile(out));
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(r->stats.example_run, "meta");
+  ::setenv("OXPORT_META_RUN", "0", 1);
+  auto real = model->exportOnnx(options, OutputTarget::toFile(real_out));
+  ::unsetenv("OXPORT_META_RUN");
+  ASSERT_TRUE(real.ok()) << real.error().message();
+  auto bytes = [](const fs::path& p) {
+    std::ifstream f(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  };
+  EXPECT_TRUE(bytes(out) == bytes(real_out)) << "the meta and the real example run gave different files";
+  VerifyOptions vo;
+  vo.extra_sizes = false;
+  auto report = verifyExport(*model, options, out, runtime(), vo);
+  ASSERT_TRUE(report.ok()) << report.error().message();
+  EXPECT_TRUE(report->passed) << report->toText();
 }
 
 // torchvision's scripted Swin block sets shift_size[i] = 0 in place when the window covers the

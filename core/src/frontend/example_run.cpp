@@ -88,9 +88,18 @@ void Frontend::runOp(jit::Node* n, jit::Operation& op, jit::Stack& stack) {
     else v = toMeta(v);
   }
   if (metaRule(kind, stack, n->outputs().size())) return;
+  // An op whose results' shapes follow from the arguments' shapes alone, without a Meta kernel:
+  // that op runs on zero-filled tensors, and the run stays meta.
+  jit::Stack args;
+  if (isShapeOnlyOp(kind)) args = stack;
   try {
     op(stack);
   } catch (const std::exception& e) {
+    if (!args.empty()) {
+      stack = std::move(args);
+      runShapeOnlyOp(kind, op, stack);
+      return;
+    }
     std::string msg = torchErrorMessage(e);
     if (auto nl = msg.find('\n'); nl != std::string::npos) msg.resize(nl);
     throw MetaFallback(kind + " on meta tensors: " + msg);

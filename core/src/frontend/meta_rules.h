@@ -32,4 +32,12 @@ c10::IValue toMeta(const c10::IValue& v);
 // argument the real op would reject throws MetaFallback so the real run reports it.
 bool metaRule(const std::string& kind, torch::jit::Stack& stack, size_t nout);
 
+// Ops without a Meta kernel whose results' shapes and dtypes follow from their arguments' shapes,
+// dtypes and static values alone (roll, 3-D pools, grid_sampler ...; meta_shape_ops.cpp).
+bool isShapeOnlyOp(const std::string& kind);
+// Runs such an op on `stack` (its arguments as they were before toMeta) with zero-filled CPU
+// tensors for the meta ones, and turns its results into meta tensors; what the op rejects throws
+// MetaFallback.
+void runShapeOnlyOp(const std::string& kind, torch::jit::Operation& op, torch::jit::Stack& stack);
+
 }  // namespace oxport
