@@ -54,6 +54,13 @@ Status perPart(Context& ctx, const Node& n) {
     Saved s{in, list, {}};
     if (list) {
       OXPORT_ASSIGN(s.names, ctx.tensorList(in));
+      // Converters read a list through its elements where they can: rebind those too.
+      if (auto elems = ctx.listElements(in); elems.ok())
+        for (const Value* e : *elems) {
+          if (!e->meta.complex) continue;
+          OXPORT_ASSIGN(std::string x, ctx.tensor(e));
+          saved.push_back(Saved{e, false, {x}});
+        }
     } else {
       OXPORT_ASSIGN(std::string x, ctx.tensor(in));
       s.names = {x};
@@ -180,7 +187,8 @@ Status convertAngle(Context& ctx, const Node& n) {
   const DType dt = n.output(0)->meta.dtype;
   auto c = [&](double v) { return ctx.constScalar(v, dt); };
   const std::string zero = c(0);
-  std::string re_zero = ctx.emit1("Equal", {x.re, zero});
+  // re == 0 as neither < nor > (Equal takes floats from opset 11 only).
+  std::string re_zero = ctx.emit1("Not", {ctx.emit1("Or", {ctx.emit1("Less", {x.re, zero}), ctx.emit1("Greater", {x.re, zero})})});
   std::string safe_re = ctx.emit1("Where", {re_zero, c(1), x.re});
   std::string a = ctx.emit1("Atan", {ctx.emit1("Div", {x.im, safe_re})});
   std::string im_neg = ctx.emit1("Less", {x.im, zero});
@@ -223,7 +231,9 @@ void registerComplexOps(Registry& r) {
   r.addComplex("aten::imag", [](Context& ctx, const Node& n) { return convertPart(ctx, n, 1); });
   r.addComplex("aten::abs", convertAbs);
   r.addComplex("aten::angle", convertAngle);
-  for (const char* k : {"aten::conj", "aten::_conj", "aten::conj_physical", "aten::resolve_conj"}) r.addComplex(k, convertConj);
+  for (const char* k : {"aten::conj", "aten::_conj", "aten::conj_physical"}) r.addComplex(k, convertConj);
+  // The pair layout holds the conjugation (or negation) already made: resolving it is nothing.
+  for (const char* k : {"aten::resolve_conj", "aten::resolve_neg"}) r.addComplex(k, convertViewAsReal);
   r.addComplex("aten::polar", [](Context& ctx, const Node& n) { return convertMakeComplex(ctx, n, true); });
   r.addComplex("aten::complex", [](Context& ctx, const Node& n) { return convertMakeComplex(ctx, n, false); });
   for (const char* k : {"aten::mul", "aten::mul_", "aten::multiply"}) r.addComplex(k, convertMul);
