@@ -1,6 +1,7 @@
+import numpy as np
 import torch
 
-from optest import Fn, T, case
+from optest import Fn, Npy, T, case
 
 # Complex values as (real, imag) pairs (ops_complex.cpp); the graphs take and return real tensors.
 R = torch.view_as_real
@@ -41,4 +42,8 @@ CASES = [
     case("complex_reaches_unsupported", Fn(lambda a: R(torch.exp(C(a)))), [T(3, 2)], opsets=(11,),
          expect="error:complex-value"),
     case("complex_output_refused", Fn(lambda a: C(a) * 2), [T(3, 2)], opsets=(11,), expect="error:complex-value"),
+]
+CASES += [
+    case("real_angle_of_real", Fn(lambda x: (torch.real(x), torch.angle(x))),
+         [Npy(np.array([-2.0, -0.0, 0.0, 1.5, np.nan, -np.inf], dtype=np.float32))], opsets=OPS),
 ]

@@ -222,6 +222,17 @@ Status convertMakeComplex(Context& ctx, const Node& n, bool polar) {
   return bindOut(ctx, n, makePair(ctx, re, im));
 }
 
+// real / angle of a real tensor: itself; pi where negative, 0 elsewhere (NaN stays NaN).
+Status convertRealOfReal(Context& ctx, const Node& n) { return convertViewAsReal(ctx, n); }
+Status convertAngleOfReal(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
+  const DType dt = n.output(0)->meta.dtype;
+  OXPORT_ASSIGN(std::string x, ctx.tensorOfType(args.in("self", 0), dt));
+  const std::string zero = ctx.constScalar(0, dt);
+  std::string rest = ctx.emit1("Where", {ctx.emit1("IsNaN", {x}), x, zero});
+  return bindOut(ctx, n, ctx.emit1("Where", {ctx.emit1("Less", {x, zero}), ctx.constScalar(M_PI, dt), rest}));
+}
+
 }  // namespace
 
 void registerComplexOps(Registry& r) {
@@ -230,17 +241,19 @@ void registerComplexOps(Registry& r) {
   r.addComplex("aten::real", [](Context& ctx, const Node& n) { return convertPart(ctx, n, 0); });
   r.addComplex("aten::imag", [](Context& ctx, const Node& n) { return convertPart(ctx, n, 1); });
   r.addComplex("aten::abs", convertAbs);
+  r.add("aten::real", convertRealOfReal);
+  r.add("aten::angle", convertAngleOfReal);
   r.addComplex("aten::angle", convertAngle);
   for (const char* k : {"aten::conj", "aten::_conj", "aten::conj_physical"}) r.addComplex(k, convertConj);
   // The pair layout holds the conjugation (or negation) already made: resolving it is nothing.
   for (const char* k : {"aten::resolve_conj", "aten::resolve_neg"}) r.addComplex(k, convertViewAsReal);
   r.addComplex("aten::polar", [](Context& ctx, const Node& n) { return convertMakeComplex(ctx, n, true); });
   r.addComplex("aten::complex", [](Context& ctx, const Node& n) { return convertMakeComplex(ctx, n, false); });
-  for (const char* k : {"aten::mul", "aten::mul_", "aten::multiply"}) r.addComplex(k, convertMul);
-  for (const char* k : {"aten::div", "aten::div_", "aten::divide", "aten::true_divide"}) r.addComplex(k, convertDiv);
+  for (const char* k : {"aten::mul", "aten::mul_"}) r.addComplex(k, convertMul);
+  for (const char* k : {"aten::div", "aten::div_", "aten::true_divide"}) r.addComplex(k, convertDiv);
   for (const char* k : {"aten::add", "aten::add_"})
     r.addComplex(k, [](Context& ctx, const Node& n) { return convertAddSub(ctx, n, "Add"); });
-  for (const char* k : {"aten::sub", "aten::sub_", "aten::subtract"})
+  for (const char* k : {"aten::sub", "aten::sub_"})
     r.addComplex(k, [](Context& ctx, const Node& n) { return convertAddSub(ctx, n, "Sub"); });
   // Ops that act on the leading axes (or multiply by a real value) alike for both parts.
   for (const char* k :
