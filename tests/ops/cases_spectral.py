@@ -61,3 +61,25 @@ CASES += [
          tolerance=1e-4),
     case("fftconv_hyena", FftConv(d=4, length=32), [T(2, 4, 32)], opsets=(11, 17), tolerance=1e-4),
 ]
+
+
+class StftRoundTrip(torch.nn.Module):
+    """stft -> a real gain on the spectrum -> istft (spectral masking, vocoders' iSTFT heads)."""
+
+    def __init__(self, n_fft, hop, win, center, length=None):
+        super().__init__()
+        self.n_fft, self.hop, self.win, self.center, self.length = n_fft, hop, win, center, length
+        self.register_buffer("window", torch.hann_window(win))
+        self.register_buffer("gain", torch.linspace(0.5, 1.5, n_fft // 2 + 1).unsqueeze(-1))
+
+    def forward(self, x):
+        s = torch.stft(x, self.n_fft, self.hop, self.win, self.window, center=self.center, return_complex=True)
+        s = s * self.gain
+        return torch.istft(s, self.n_fft, self.hop, self.win, self.window, center=self.center, length=self.length)
+
+
+CASES += [
+    case("istft_roundtrip_center", StftRoundTrip(16, 4, 16, True), [T(2, 64)], opsets=OPS, tolerance=tol(16)),
+    case("istft_odd_win_length", StftRoundTrip(15, 3, 12, True, length=50), [T(1, 57)], opsets=OPS,
+         tolerance=tol(15)),
+]

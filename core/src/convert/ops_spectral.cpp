@@ -295,6 +295,91 @@ Status convertStft(Context& ctx, const Node& n) {
   return bindOut(ctx, n, y);
 }
 
+// istft(self [B, F, T] complex, n_fft, hop, win_length, window, center, normalized, onesided, length):
+// one ConvTranspose1d (stride hop) whose weights are the windowed inverse DFT basis does the inverse
+// DFT of each frame and the overlap-add; the sum of the shifted squared windows (a constant: the
+// frame count is the example's) divides it, then the center padding and `length` are trimmed.
+Status convertIstft(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
+  const Value* self = args.in("self", 0);
+  if (!self->meta.complex) return ctx.error("unsupported-form", "aten::istft of a real tensor");
+  if (args.has("return_complex")) {
+    OXPORT_ASSIGN(bool rc, args.constBool("return_complex", 9));
+    if (rc) return ctx.error("complex-value", "complex values reach aten::istft: return_complex=True");
+  }
+  OXPORT_ASSIGN(int64_t nfft, args.constInt("n_fft", 1));
+  int64_t hop = nfft / 4, win = nfft;
+  if (args.has("hop_length", 2)) {
+    OXPORT_ASSIGN(hop, args.constInt("hop_length", 2));
+  }
+  if (args.has("win_length", 3)) {
+    OXPORT_ASSIGN(win, args.constInt("win_length", 3));
+  }
+  bool center = true, normalized = false, onesided = true;
+  if (args.has("center", 5)) {
+    OXPORT_ASSIGN(center, args.constBool("center", 5));
+  }
+  if (args.has("normalized", 6)) {
+    OXPORT_ASSIGN(normalized, args.constBool("normalized", 6));
+  }
+  if (args.has("onesided", 7)) {
+    OXPORT_ASSIGN(onesided, args.constBool("onesided", 7));
+  }
+  std::vector<double> window(static_cast<size_t>(nfft), 0.0);
+  const int64_t left = (nfft - win) / 2;
+  if (const Value* w = args.optIn("window"); w && !ctx.isNone(w)) {
+    if (!w->constant || !w->constant->isTensor() || w->meta.complex || w->constant->tensor().numel() != win)
+      return ctx.error("unsupported-form", "aten::istft with a window that is not a constant of win_length",
+                       "make the window a constant or a buffer (torch.hann_window(n_fft))");
+    for (int64_t i = 0; i < win; ++i) window[static_cast<size_t>(left + i)] = w->constant->tensor().at(i);
+  } else {
+    for (int64_t i = 0; i < win; ++i) window[static_cast<size_t>(left + i)] = 1.0;
+  }
+  const int rank = self->meta.rank();
+  const int64_t f = self->meta.shape[static_cast<size_t>(rank - 2)];
+  const int64_t frames = self->meta.shape[static_cast<size_t>(rank - 1)];
+  if (f != (onesided ? nfft / 2 + 1 : nfft)) return ctx.error("unsupported-form", "aten::istft: the frequency axis is not n_fft's");
+  const double scale = (normalized ? std::sqrt(static_cast<double>(nfft)) : 1.0) / static_cast<double>(nfft);
+  std::vector<double> basis(static_cast<size_t>(2 * f * nfft));
+  for (int64_t k = 0; k < f; ++k) {
+    const double wk = !onesided || k == 0 || (nfft % 2 == 0 && k == nfft / 2) ? 1.0 : 2.0;
+    for (int64_t t = 0; t < nfft; ++t) {
+      const double th = 2 * kPi * static_cast<double>((k * t) % nfft) / static_cast<double>(nfft);
+      const double w = window[static_cast<size_t>(t)] * wk * scale;
+      basis[static_cast<size_t>(k * nfft + t)] = w * std::cos(th);
+      basis[static_cast<size_t>((f + k) * nfft + t)] = -w * std::sin(th);
+    }
+  }
+  const DType dt = self->meta.dtype;
+  OXPORT_ASSIGN(std::string x, ctx.tensor(self));
+  if (rank == 2) x = ctx.unsqueeze(x, {0});
+  x = ctx.emit1("Transpose", {x}, {attrInts("perm", {0, 3, 1, 2})});  // [B, 2, F, T]
+  x = ctx.reshape(x, {0, 2 * f, frames});
+  std::string weight = ctx.reshape(matrix(ctx, basis, 2 * f, nfft, dt), {2 * f, 1, nfft});
+  std::string y = ctx.emit1("ConvTranspose", {x, weight}, {attrInts("kernel_shape", {nfft}), attrInts("strides", {hop})});
+  const int64_t total = (frames - 1) * hop + nfft;
+  std::vector<double> env(static_cast<size_t>(total), 0.0);
+  for (int64_t t = 0; t < frames; ++t)
+    for (int64_t j = 0; j < nfft; ++j) env[static_cast<size_t>(t * hop + j)] += window[static_cast<size_t>(j)] * window[static_cast<size_t>(j)];
+  const int64_t start = center ? nfft / 2 : 0;
+  int64_t end = center ? total - nfft / 2 : total;
+  if (const Value* len = args.optIn("length"); len && !ctx.isNone(len)) {
+    OXPORT_ASSIGN(int64_t l, ctx.constInt(len));
+    end = start + l;
+  }
+  if (end > total) return ctx.error("unsupported-form", "aten::istft with length past the signal (zero padding)");
+  std::vector<double> inv;
+  for (int64_t i = start; i < end; ++i) {
+    if (env[static_cast<size_t>(i)] < 1e-11)
+      return ctx.error("unsupported-form", "aten::istft: the window overlap-add is zero somewhere (torch refuses it too)");
+    inv.push_back(1.0 / env[static_cast<size_t>(i)]);
+  }
+  y = ctx.slice(ctx.squeeze(y, {1}), {start}, {end}, {1});
+  y = ctx.emit1("Mul", {y, ctx.reshape(matrix(ctx, inv, 1, end - start, dt), {end - start})});
+  if (rank == 2) y = ctx.squeeze(y, {0});
+  return bindOut(ctx, n, y);
+}
+
 }  // namespace
 
 void registerSpectralOps(Registry& r) {
@@ -314,6 +399,7 @@ void registerSpectralOps(Registry& r) {
   r.add("aten::fft_ifftshift", [](Context& ctx, const Node& n) { return convertFftShift(ctx, n, true); });
   r.add("aten::stft", convertStft);         // return_complex=False: a real [.., F, T, 2] result
   r.addComplex("aten::stft", convertStft);  // return_complex=True: the same tensor, as a pair
+  r.addComplex("aten::istft", convertIstft);
 }
 
 }  // namespace oxport::convert
