@@ -4,7 +4,8 @@
 // "forward", "ortho") and n/s trimming (zero rows) or padding (rows past the input are never read)
 // folded into them. stft frames with a Conv1d whose weights are the windowed DFT basis (stride hop)
 // after the center pad. Complex results are (real, imag) pairs (complex_pair.h). The sizes along
-// transformed axes are baked into the matrices, as the DFT length is.
+// transformed axes are baked into the matrices, as the DFT length is. From opset 17 the complex-valued
+// transforms are ONNX DFT nodes; a complex-to-real one (irfft) stays a product, which DFT cannot say.
 #include <cmath>
 #include <vector>
 
@@ -59,6 +60,21 @@ Status dft1(Context& ctx, Signal& s, int axis, int64_t n, Kind kind, bool invers
   if (len < 0 || n < 1) return ctx.error("unsupported-form", "a DFT of length " + std::to_string(n));
   const double scale = normScale(norm, inverse, n);
   const double sign = inverse ? 1.0 : -1.0;
+  if (ctx.opset() >= 17 && kind != Kind::C2R) {
+    // ONNX DFT (onesided only from a real signal; the length input pads with zeros; the inverse
+    // divides by n): ONNX Runtime runs it and matches libtorch (tests/ops/cases_spectral.py at 17).
+    std::string x = s.cplx ? s.x : ctx.unsqueeze(s.x, {-1});
+    if (len > n) x = ctx.slice(x, {0}, {n}, {axis});
+    const bool one = kind == Kind::R2C && onesided;
+    std::string y = ctx.emit1("DFT", {x, ctx.constInt64s({n}, true)},
+                              {attrInt("axis", axis), attrInt("inverse", inverse ? 1 : 0), attrInt("onesided", one ? 1 : 0)});
+    const double extra = scale / (inverse ? 1.0 / static_cast<double>(n) : 1.0);
+    if (std::abs(extra - 1.0) > 1e-12) y = ctx.emit1("Mul", {y, ctx.constScalar(extra, s.dt)});
+    s.x = y;
+    s.cplx = true;
+    s.shape[static_cast<size_t>(axis)] = one ? n / 2 + 1 : n;
+    return okStatus();
+  }
   std::string re = s.cplx ? pairPart(ctx, s.x, rank, 0) : s.x;
   std::string im = s.cplx ? pairPart(ctx, s.x, rank, 1) : std::string();
   re = swapLast(ctx, re, rank, axis);
