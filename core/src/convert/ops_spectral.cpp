@@ -237,6 +237,38 @@ Status convertFftShift(Context& ctx, const Node& n, bool inverse) {
   return bindOut(ctx, n, x);
 }
 
+// n_fft, hop_length, win_length and the window (a constant, centred in n_fft; ones when None) of
+// stft and istft.
+struct FrameArgs {
+  int64_t nfft = 0, hop = 0;
+  std::vector<double> window;
+};
+
+Result<FrameArgs> frameArgs(Context& ctx, const Args& args) {
+  FrameArgs fa;
+  OXPORT_ASSIGN(fa.nfft, args.constInt("n_fft", 1));
+  fa.hop = fa.nfft / 4;
+  int64_t win = fa.nfft;
+  if (args.has("hop_length", 2)) {
+    OXPORT_ASSIGN(fa.hop, args.constInt("hop_length", 2));
+  }
+  if (args.has("win_length", 3)) {
+    OXPORT_ASSIGN(win, args.constInt("win_length", 3));
+  }
+  fa.window.assign(static_cast<size_t>(fa.nfft), 0.0);
+  const int64_t left = (fa.nfft - win) / 2;
+  const Value* w = args.optIn("window");
+  if (w && !ctx.isNone(w)) {
+    if (!w->constant || !w->constant->isTensor() || w->meta.complex || w->constant->tensor().numel() != win)
+      return ctx.error("unsupported-form", args.node().kind + " with a window that is not a constant of win_length",
+                       "make the window a constant or a buffer (torch.hann_window(n_fft))");
+    for (int64_t i = 0; i < win; ++i) fa.window[static_cast<size_t>(left + i)] = w->constant->tensor().at(i);
+  } else {
+    for (int64_t i = 0; i < win; ++i) fa.window[static_cast<size_t>(left + i)] = 1.0;
+  }
+  return fa;
+}
+
 // stft(self, n_fft, hop_length, win_length, window, [center, pad_mode,] normalized, onesided,
 // return_complex): Conv1d of the (center-padded) signal with the windowed DFT basis, stride hop;
 // [B, 2F, T] -> [B, F, T, 2], the pair layout and return_complex=False's result alike.
@@ -244,14 +276,9 @@ Status convertStft(Context& ctx, const Node& n) {
   const Args args(ctx, n);
   const Value* self = args.in("self", 0);
   if (self->meta.complex) return ctx.error("complex-value", "complex values reach aten::stft: a complex signal");
-  OXPORT_ASSIGN(int64_t nfft, args.constInt("n_fft", 1));
-  int64_t hop = nfft / 4, win = nfft;
-  if (args.has("hop_length", 2)) {
-    OXPORT_ASSIGN(hop, args.constInt("hop_length", 2));
-  }
-  if (args.has("win_length", 3)) {
-    OXPORT_ASSIGN(win, args.constInt("win_length", 3));
-  }
+  OXPORT_ASSIGN(const FrameArgs fa, frameArgs(ctx, args));
+  const int64_t nfft = fa.nfft, hop = fa.hop;
+  const std::vector<double>& window = fa.window;
   bool center = false, normalized = false, onesided = true;
   std::string pad_mode = "reflect";
   if (args.has("center")) {
@@ -265,18 +292,6 @@ Status convertStft(Context& ctx, const Node& n) {
   }
   if (args.has("onesided")) {
     OXPORT_ASSIGN(onesided, args.constBool("onesided", 6));
-  }
-  std::vector<double> window(static_cast<size_t>(nfft), 0.0);
-  const int64_t left = (nfft - win) / 2;
-  if (const Value* w = args.optIn("window"); w && !ctx.isNone(w)) {
-    if (!w->constant || !w->constant->isTensor() || w->meta.complex)
-      return ctx.error("unsupported-form", "aten::stft with a window computed from the inputs (or complex)",
-                       "make the window a constant or a buffer (torch.hann_window(n_fft))");
-    const HostTensor& t = w->constant->tensor();
-    if (t.numel() != win) return ctx.error("unsupported-form", "aten::stft: the window's length is not win_length");
-    for (int64_t i = 0; i < win; ++i) window[static_cast<size_t>(left + i)] = t.at(i);
-  } else {
-    for (int64_t i = 0; i < win; ++i) window[static_cast<size_t>(left + i)] = 1.0;
   }
   const DType dt = self->meta.dtype == DType::Float64 ? DType::Float64 : DType::Float32;
   OXPORT_ASSIGN(std::string x, ctx.tensorOfType(self, dt));
@@ -323,14 +338,9 @@ Status convertIstft(Context& ctx, const Node& n) {
     OXPORT_ASSIGN(bool rc, args.constBool("return_complex", 9));
     if (rc) return ctx.error("complex-value", "complex values reach aten::istft: return_complex=True");
   }
-  OXPORT_ASSIGN(int64_t nfft, args.constInt("n_fft", 1));
-  int64_t hop = nfft / 4, win = nfft;
-  if (args.has("hop_length", 2)) {
-    OXPORT_ASSIGN(hop, args.constInt("hop_length", 2));
-  }
-  if (args.has("win_length", 3)) {
-    OXPORT_ASSIGN(win, args.constInt("win_length", 3));
-  }
+  OXPORT_ASSIGN(const FrameArgs fa, frameArgs(ctx, args));
+  const int64_t nfft = fa.nfft, hop = fa.hop;
+  const std::vector<double>& window = fa.window;
   bool center = true, normalized = false, onesided = true;
   if (args.has("center", 5)) {
     OXPORT_ASSIGN(center, args.constBool("center", 5));
@@ -340,16 +350,6 @@ Status convertIstft(Context& ctx, const Node& n) {
   }
   if (args.has("onesided", 7)) {
     OXPORT_ASSIGN(onesided, args.constBool("onesided", 7));
-  }
-  std::vector<double> window(static_cast<size_t>(nfft), 0.0);
-  const int64_t left = (nfft - win) / 2;
-  if (const Value* w = args.optIn("window"); w && !ctx.isNone(w)) {
-    if (!w->constant || !w->constant->isTensor() || w->meta.complex || w->constant->tensor().numel() != win)
-      return ctx.error("unsupported-form", "aten::istft with a window that is not a constant of win_length",
-                       "make the window a constant or a buffer (torch.hann_window(n_fft))");
-    for (int64_t i = 0; i < win; ++i) window[static_cast<size_t>(left + i)] = w->constant->tensor().at(i);
-  } else {
-    for (int64_t i = 0; i < win; ++i) window[static_cast<size_t>(left + i)] = 1.0;
   }
   const int rank = self->meta.rank();
   const int64_t f = self->meta.shape[static_cast<size_t>(rank - 2)];
