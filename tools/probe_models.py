@@ -23,8 +23,9 @@ from probe_zoo import NLP_DET  # noqa: E402
 from probe_zoo_vision import VISION  # noqa: E402
 from probe_zoo_ops5 import OPS5  # noqa: E402
 from probe_zoo_seq2 import SEQ2  # noqa: E402
+from probe_zoo_spectral import SPECTRAL  # noqa: E402
 
-MODELS = NLP_DET + VISION + OPS5 + SEQ2
+MODELS = NLP_DET + VISION + OPS5 + SEQ2 + SPECTRAL
 
 
 def save(model, mode, inputs, path):

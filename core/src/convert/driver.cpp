@@ -88,6 +88,28 @@ void carryInplaceWrite(Context& ctx, const ts::Node& n) {
   if (auto name = ctx.boundName(n.outputs[0])) ctx.bind(target, *name);
 }
 
+// Does the node read or make a complex value (a tensor, or a list of them)? Such a node converts
+// only through a converter registered with addComplex (docs/ARCHITECTURE.md, "Complex values").
+bool touchesComplex(const ts::Node& n) {
+  auto cplx = [](const ts::Value* v) {
+    if (v->meta.complex) return true;
+    for (const auto& m : v->elem_meta)
+      if (m.complex) return true;
+    return false;
+  };
+  for (const auto* v : n.inputs)
+    if (cplx(v)) return true;
+  for (const auto* v : n.outputs)
+    if (cplx(v)) return true;
+  return false;
+}
+
+// prim:: plumbing that only passes the values' names along keeps its real converter.
+bool complexTransparent(const std::string& kind) {
+  return kind == "prim::ListConstruct" || kind == "prim::ListUnpack" || kind == "prim::TupleConstruct" ||
+         kind == "prim::TupleUnpack";
+}
+
 }  // namespace
 
 // Unsupported op kept as a node (ONNX_FALLTHROUGH) or as an ATen op (ONNX_ATEN*): dynamic
@@ -178,10 +200,17 @@ Status convertNodes(Context& ctx, const std::vector<const ts::Node*>& nodes, std
       if (!s.ok()) { convert_errors.insert(convert_errors.end(), s.error().diagnostics().begin(), s.error().diagnostics().end()); failed.insert(n); }
       continue;
     }
-    const OpEntry* entry = registry.find(n->kind, opset);
+    const bool cplx = touchesComplex(*n) && !complexTransparent(n->kind);
+    const OpEntry* entry = registry.find(n->kind, opset, cplx);
     Status s = okStatus();
     if (auto d = inplaceViewWrite(ctx, *n)) {
       s = Error(*d);
+    } else if (cplx && !entry) {
+      s = n->error("complex-value",
+                   "complex values reach " + n->kind + ", which converts real tensors only (complex values are "
+                       "(real, imag) pairs in the exported graph)",
+                   "take the real parts first (x.abs(), x.real, torch.view_as_real(x)), or see docs/COVERAGE.md "
+                   "for the ops that take complex values");
     } else if (entry) {
       try {
         s = entry->fn(ctx, *n);
@@ -210,7 +239,8 @@ Status convertNodes(Context& ctx, const std::vector<const ts::Node*>& nodes, std
       bool fallback_ok = !isStructural(n->kind) &&
                          (mode == OperatorExportType::OnnxFallthrough || mode == OperatorExportType::OnnxAtenFallback) &&
                          s.error().code() != "internal" && s.error().code() != "dynamic-argument" &&
-                         s.error().code() != "inplace-view-write";  // a custom node would lose the write too
+                         s.error().code() != "inplace-view-write" &&
+                         s.error().code() != "complex-value";  // ONNX has no complex tensor to hand on  // a custom node would lose the write too
       if (fallback_ok) {
         // Any half-emitted nodes of the failed converter are dead and removed later.
         bool aten_form = mode == OperatorExportType::OnnxAtenFallback && aten_op;

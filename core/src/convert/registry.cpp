@@ -4,12 +4,6 @@
 
 namespace oxport::convert {
 
-// Families declared here rather than in registry.h (only this file calls them).
-void registerSmallLinalgOps(Registry& r);  // ops_linalg_small.cpp: inverse, solve, cholesky, det below 11
-void registerFoldOps(Registry& r);         // ops_fold.cpp: col2im (F.fold)
-void registerResizeAaOps(Registry& r);     // ops_resize_aa.cpp: antialiased bilinear/bicubic resize
-void registerUniqueOps(Registry& r);       // ops_unique.cpp: unique_consecutive, bincount, pdist
-
 void Registry::add(const std::string& kind, ConvertFn fn, int min_opset, int max_opset) {
   OpEntry e;
   e.kind = kind;
@@ -20,13 +14,20 @@ void Registry::add(const std::string& kind, ConvertFn fn, int min_opset, int max
   entries_[kind].push_back(std::move(e));
 }
 
-const OpEntry* Registry::find(const std::string& kind, int opset) const {
+void Registry::addComplex(const std::string& kind, ConvertFn fn, int min_opset, int max_opset) {
+  add(kind, std::move(fn), min_opset, max_opset);
+  entries_[kind].back().complex = true;
+}
+
+const OpEntry* Registry::find(const std::string& kind, int opset, bool complex) const {
   auto it = entries_.find(kind);
   if (it == entries_.end()) return nullptr;
   // The entry with the highest min_opset that still covers `opset`: the best form allowed.
   const OpEntry* best = nullptr;
   for (const auto& e : it->second)
-    if (opset >= e.min_opset && opset <= e.max_opset && (!best || e.min_opset > best->min_opset)) best = &e;
+    if (e.complex == complex && opset >= e.min_opset && opset <= e.max_opset &&
+        (!best || e.min_opset > best->min_opset))
+      best = &e;
   return best;
 }
 
@@ -79,6 +80,8 @@ const Registry& builtinRegistry() {
         {"fold", registerFoldOps},
         {"resize_aa", registerResizeAaOps},
         {"unique", registerUniqueOps},
+        {"spectral", registerSpectralOps},
+        {"complex", registerComplexOps},
     };
     for (const auto& f : families) {
       r.setFamily(f.name);
@@ -113,7 +116,7 @@ std::vector<OpSupport> supportedOps() {
     OpSupport s;
     s.kind = kind;
     for (int o = kMinOpset; o <= kMaxOpset; ++o)
-      if (r.find(kind, o)) s.opsets.push_back(o);
+      if (r.find(kind, o) || r.find(kind, o, true)) s.opsets.push_back(o);
     if (s.opsets.empty()) continue;
     s.min_opset = s.opsets.front();
     s.max_opset = s.opsets.back();

@@ -19,6 +19,7 @@ struct OpEntry {
   int max_opset = kMaxOpset;
   ConvertFn fn;
   std::string family;  // "conv", "activation" ...
+  bool complex = false;  // converts a node that reads or makes a complex value (addComplex)
 };
 
 class Registry {
@@ -26,9 +27,12 @@ class Registry {
   // Registers a converter for opsets [min_opset, max_opset]. Several entries per kind may
   // cover different opset ranges (the best form for each).
   void add(const std::string& kind, ConvertFn fn, int min_opset = kMinOpset, int max_opset = kMaxOpset);
+  // A converter for the nodes of `kind` that read or make a complex value (real pair layout,
+  // docs/ARCHITECTURE.md "Complex values"); the driver refuses such a node without one.
+  void addComplex(const std::string& kind, ConvertFn fn, int min_opset = kMinOpset, int max_opset = kMaxOpset);
   void setFamily(std::string family) { family_ = std::move(family); }
 
-  const OpEntry* find(const std::string& kind, int opset) const;
+  const OpEntry* find(const std::string& kind, int opset, bool complex = false) const;
   // Lowest opset at which `kind` converts, or 0 when it never does.
   int minOpset(const std::string& kind) const;
   bool knows(const std::string& kind) const { return entries_.count(kind) != 0; }
@@ -83,6 +87,12 @@ void registerSpecialFunctionOps(Registry& r);  // ops_special_functions.cpp: lga
 void registerOrderStatsOps(Registry& r);  // ops_order_stats.cpp: msort, nanmedian, quantile, mode, histc
 void registerProductOps(Registry& r);  // ops_products.cpp: kron, block_diag, cartesian_prod, linalg_vander
 void registerNumberFunctionOps(Registry& r);  // ops_number_functions.cpp: i0, gcd, lcm
-void registerVisionOps(Registry& r);     // ops_vision.cpp: torchvision's nms, roi_align, roi_pool
+void registerVisionOps(Registry& r);  // ops_vision.cpp: torchvision's nms, roi_align, roi_pool
+void registerSpectralOps(Registry& r);  // ops_spectral.cpp: stft, istft, torch.fft as exact DFT matmuls
+void registerComplexOps(Registry& r);  // ops_complex.cpp: complex values as (real, imag) pairs
+void registerSmallLinalgOps(Registry& r);  // ops_linalg_small.cpp: inverse, solve, cholesky, det below 11
+void registerFoldOps(Registry& r);  // ops_fold.cpp: col2im (F.fold)
+void registerResizeAaOps(Registry& r);  // ops_resize_aa.cpp: antialiased bilinear/bicubic resize
+void registerUniqueOps(Registry& r);  // ops_unique.cpp: unique_consecutive, bincount, pdist
 
 }  // namespace oxport::convert

@@ -74,7 +74,9 @@ ts::ValueType valueTypeOf(const c10::TypePtr& t0, ts::ValueType* elem) {
 ts::TensorMeta metaOf(const at::Tensor& t) {
   ts::TensorMeta m;
   bool ok = true;
-  m.dtype = dtypeFromScalarType(t.is_quantized() ? c10::kFloat : t.scalar_type(), &ok);
+  m.complex = t.is_complex();
+  const c10::ScalarType st = m.complex ? c10::toRealValueType(t.scalar_type()) : t.scalar_type();
+  m.dtype = dtypeFromScalarType(t.is_quantized() ? c10::kFloat : st, &ok);
   m.shape = t.sizes().vec();
   m.known = ok;
   return m;

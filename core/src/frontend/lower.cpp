@@ -13,10 +13,16 @@ ts::Value* Frontend::tsValue(jit::Value* v) {
   if (run_.statics.count(v)) {
     bool ok = true;
     const c10::IValue& iv = run_.env.at(v);
-    ts::Constant c = constantFromIValue(iv, &ok);
+    // A complex constant is kept as its real pair (shape + [2]), the layout converters use.
+    const bool cplx = iv.isTensor() && iv.toTensor().is_complex();
+    ts::Constant c = constantFromIValue(cplx ? c10::IValue(at::view_as_real(iv.toTensor().resolve_conj())) : iv, &ok);
     ts::Value* tv;
     if (ok) {
       tv = out_->newConstant(std::move(c), v->debugName());
+      if (cplx) {
+        tv->meta.complex = true;
+        tv->meta.shape.pop_back();
+      }
     } else {
       tv = out_->newValue(ts::ValueType::Other, v->debugName());
     }

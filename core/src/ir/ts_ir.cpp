@@ -59,7 +59,7 @@ std::string Constant::toString() const {
 std::string TensorMeta::toString() const {
   if (!known) return "Tensor";
   std::ostringstream os;
-  os << dtypeName(dtype) << '(';
+  os << (complex ? "Complex" : "") << dtypeName(dtype) << '(';
   for (size_t i = 0; i < shape.size(); ++i) os << (i ? ", " : "") << shape[i];
   os << ')';
   return os.str();

@@ -43,6 +43,10 @@ struct TensorMeta {
   DType dtype = DType::Float32;
   std::vector<int64_t> shape;  // the example run's shape
   bool known = false;
+  // A complex tensor (docs/ARCHITECTURE.md, "Complex values"): `dtype` is its component dtype
+  // (complex64 -> Float32), `shape` PyTorch's shape; converted, it is a real tensor of shape
+  // shape + [2] (real, imag), torch.view_as_real's layout.
+  bool complex = false;
   int rank() const { return static_cast<int>(shape.size()); }
   std::string toString() const;  // "Float(1, 3, 224, 224)"
 };

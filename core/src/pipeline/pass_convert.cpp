@@ -303,6 +303,12 @@ Status passGraphOutputs(ExportState& s) {
   }
   // Output dtypes and shapes: from the example run's metadata of the flattened outputs.
   s.out_metas = outputMetas(g);
+  for (size_t i = 0; i < s.out_metas.size(); ++i)
+    if (s.out_metas[i].complex)
+      return Error("complex-value",
+                   "output " + std::to_string(i) + " of the model is a complex tensor (" +
+                       s.out_metas[i].toString() + "); ONNX and ONNX Runtime have no complex tensors to return",
+                   "return torch.view_as_real(x) (a trailing axis of 2: real, imag), or x.abs() / x.angle()");
   for (size_t i = 0; i < graph.outputs.size() && i < s.out_metas.size(); ++i) {
     auto& vi = graph.outputs[i];
     vi.dtype = s.out_metas[i].dtype;

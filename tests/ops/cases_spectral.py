@@ -1,0 +1,85 @@
+import torch
+
+from optest import Fn, T, case
+
+# torch.fft and stft as exact DFT products (ops_spectral.cpp). Complex results leave the graph as
+# torch.view_as_real pairs or through abs(). Tolerance grows with the DFT length (float32 sums of n terms).
+R = torch.view_as_real
+OPS = (9, 11, 17)
+HANN = torch.hann_window(16)
+
+
+def tol(n):
+    return 1e-5 * n
+
+
+CASES = [
+    case("fft_rfft_even", Fn(lambda x: R(torch.fft.rfft(x))), [T(2, 3, 16)], opsets=OPS, tolerance=tol(16),
+         dynamic={0: [0, 1]}),
+    case("fft_rfft_odd_n_ortho", Fn(lambda x: R(torch.fft.rfft(x, n=9, dim=1, norm="ortho"))), [T(2, 7, 3)],
+         opsets=OPS, tolerance=tol(9)),
+    case("fft_fft_ifft", Fn(lambda x: R(torch.fft.ifft(torch.fft.fft(x, dim=0), n=8, dim=1, norm="forward"))),
+         [T(5, 6)], opsets=OPS, tolerance=tol(8)),
+    case("fft_irfft_roundtrip", Fn(lambda x: torch.fft.irfft(torch.fft.rfft(x), n=x.shape[-1])), [T(3, 15)],
+         opsets=OPS, tolerance=tol(15)),
+    case("fft_irfft_default_n", Fn(lambda x: torch.fft.irfft(torch.fft.rfft(x) * 2.0)), [T(2, 12)], opsets=OPS,
+         tolerance=tol(12)),
+    case("fft_rfft2_irfft2_ortho", Fn(lambda x: torch.fft.irfft2(torch.fft.rfft2(x, norm="ortho") * 0.5,
+                                                                 s=(7, 9), norm="ortho")),
+         [T(2, 7, 9)], opsets=OPS, tolerance=tol(63)),
+    case("fft_fft2_abs", Fn(lambda x: torch.fft.fft2(x).abs()), [T(1, 6, 5)], opsets=OPS, tolerance=tol(30)),
+    case("fft_fftn_rfftn", Fn(lambda x: (R(torch.fft.fftn(x, dim=(0, 2))), R(torch.fft.rfftn(x)),
+                                          torch.fft.irfftn(torch.fft.rfftn(x), s=x.shape))),
+         [T(3, 4, 6)], opsets=OPS, tolerance=tol(72)),
+    case("fft_fftshift", Fn(lambda x: (torch.fft.fftshift(x), torch.fft.ifftshift(x, dim=1),
+                                       R(torch.fft.fftshift(torch.fft.fft(x), dim=-1)))),
+         [T(3, 5)], opsets=OPS, tolerance=tol(5)),
+    case("stft_hann_center_reflect", Fn(lambda x: R(torch.stft(x, 16, 4, window=HANN, return_complex=True))),
+         [T(2, 100)], opsets=OPS, tolerance=tol(16), dynamic={0: [0]}),
+    case("stft_real_out_constant_pad_normalized",
+         Fn(lambda x: torch.stft(x, 15, 5, win_length=11, window=torch.hamming_window(11), pad_mode="constant",
+                                 normalized=True, return_complex=False)),
+         [T(61)], opsets=OPS, tolerance=tol(15)),
+    case("stft_no_center_no_window_twosided",
+         Fn(lambda x: R(torch.stft(x, 8, center=False, onesided=False, return_complex=True))),
+         [T(1, 40)], opsets=OPS, tolerance=tol(8)),
+]
+
+import os  # noqa: E402
+import sys  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
+from probe_zoo_spectral import FftConv, GlobalFilterBlock, TorchaudioSpectrogram, WhisperLogMel  # noqa: E402
+
+# Whole front ends and blocks as users write them, default options (opset 11), traced and scripted.
+CASES += [
+    case("whisper_log_mel", WhisperLogMel(), [T(1, 4000)], opsets=(11, 17), tolerance=1e-3, dynamic={0: [0]}),
+    case("whisper_log_mel_script", WhisperLogMel(), [T(1, 4000)], opsets=(11,), script=True, tolerance=1e-3),
+    case("torchaudio_spectrogram", TorchaudioSpectrogram(), [T(2, 1000)], opsets=(11, 17), tolerance=1e-3),
+    case("gfnet_block", GlobalFilterBlock(dim=16, h=6, w=4), [T(2, 36, 16)], opsets=(11, 17), tolerance=1e-4),
+    case("gfnet_block_script", GlobalFilterBlock(dim=16, h=6, w=4), [T(2, 36, 16)], opsets=(11,), script=True,
+         tolerance=1e-4),
+    case("fftconv_hyena", FftConv(d=4, length=32), [T(2, 4, 32)], opsets=(11, 17), tolerance=1e-4),
+]
+
+
+class StftRoundTrip(torch.nn.Module):
+    """stft -> a real gain on the spectrum -> istft (spectral masking, vocoders' iSTFT heads)."""
+
+    def __init__(self, n_fft, hop, win, center, length=None):
+        super().__init__()
+        self.n_fft, self.hop, self.win, self.center, self.length = n_fft, hop, win, center, length
+        self.register_buffer("window", torch.hann_window(win))
+        self.register_buffer("gain", torch.linspace(0.5, 1.5, n_fft // 2 + 1).unsqueeze(-1))
+
+    def forward(self, x):
+        s = torch.stft(x, self.n_fft, self.hop, self.win, self.window, center=self.center, return_complex=True)
+        s = s * self.gain
+        return torch.istft(s, self.n_fft, self.hop, self.win, self.window, center=self.center, length=self.length)
+
+
+CASES += [
+    case("istft_roundtrip_center", StftRoundTrip(16, 4, 16, True), [T(2, 64)], opsets=OPS, tolerance=tol(16)),
+    case("istft_odd_win_length", StftRoundTrip(15, 3, 12, True, length=50), [T(1, 57)], opsets=OPS,
+         tolerance=tol(15)),
+]
