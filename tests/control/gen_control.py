@@ -723,6 +723,10 @@ def main():
     torch.jit.script(DictLookup()).save(os.path.join(out, "dict_lookup.pt"))
     torch.jit.script(DataBranchSetsList()).save(os.path.join(out, "data_branch_sets_list.pt"))
     torch.jit.script(ShapeOnlyOps()).save(os.path.join(out, "shape_only_ops.pt"))
+    # Conv2d.forward calls self._conv_forward: scripted, a call on the module itself.
+    torch.manual_seed(0)
+    torch.jit.script(torch.nn.Sequential(torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.ReLU()))).save(
+        os.path.join(out, "nested_conv.pt"))
     # torchvision's shifted-window block: shift_size[i] = 0 when the window covers the feature map.
     from torchvision.models.swin_transformer import SwinTransformerBlock
     torch.manual_seed(0)

@@ -416,6 +416,14 @@ TEST(ControlFlowLists, DataBranchThatChangesAListIsRefused) {
   EXPECT_NE(d.hint.find("--graph-mode trace"), std::string::npos) << d.hint;
 }
 
+// A scripted module's diagnostics name its module path as a traced one's do: Conv2d.forward's call
+// of self._conv_forward is the same module ("0.0"), not a child named SELF ("0.0.SELF").
+TEST(ControlFlowErrors, ScriptedModulePathHasNoSelf) {
+  const Diagnostic d = refusal("nested_conv.pt", {1, 5, 8, 8});
+  EXPECT_EQ(d.node_kind, "aten::conv2d") << d.toString();
+  EXPECT_EQ(d.module_path, "0.0") << d.toString();
+}
+
 // Control flow needs opset 11 (as torch.onnx): older opsets say so.
 TEST(ControlFlowErrors, OpsetBelow11) {
   const Diagnostic d = refusal("data_if.pt", {2, 3}, [](ExportOptions& o) {

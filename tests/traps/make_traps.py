@@ -75,8 +75,58 @@ class CleanConv(torch.nn.Module):
         return torch.flatten(torch.nn.functional.adaptive_avg_pool2d(self.conv(x), 1), 1)
 
 
+class HeadSizeEqualsSequence(torch.nn.Module):
+    """BERT-style attention with head size 8, traced at sequence length 8: the constant 8 in
+    view(b, n, heads, 8) is the head size (n already follows the sequence axis), and the head
+    count read from the weight's shape is folded from the model, not from the input."""
+
+    def __init__(self):
+        super().__init__()
+        self.heads, self.head_size = 4, 8
+        self.qkv = torch.nn.Linear(32, 96)
+        self.out = torch.nn.Linear(32, 32)
+
+    def forward(self, x):
+        b, n, _ = x.shape
+        q, k, v = self.qkv(x).view(b, n, 3, self.heads, self.head_size).permute(2, 0, 3, 1, 4)
+        att = (q @ k.transpose(-1, -2) / self.head_size ** 0.5).softmax(-1)
+        heads = self.qkv.weight.shape[0] // (3 * self.head_size)
+        y = (att @ v).transpose(1, 2).reshape(b, -1, heads * self.head_size)
+        z = y.reshape(b, -1, self.qkv.weight.shape[1] // heads)  # [b, n * heads, 8]: 8 from the weight
+        return self.out(y) + z.softmax(-1).reshape(y.shape)
+
+
+class BakedSequence(torch.nn.Module):
+    """The same attention input with the sequence length read as a Python int: baked."""
+
+    def __init__(self):
+        super().__init__()
+        self.qkv = torch.nn.Linear(32, 32)
+
+    def forward(self, x):
+        return self.qkv(x).view(x.size(0), int(x.shape[1]), 4, 8).sum(-1)
+
+
+class ModulatedConv(torch.nn.Module):
+    """StyleGAN's modulated convolution: one group per sample, groups=b (traced: a constant, and ONNX
+    Conv's group is an attribute), over weights computed from the input."""
+
+    def __init__(self):
+        super().__init__()
+        self.affine = torch.nn.Linear(4, 4)
+        self.weight = torch.nn.Parameter(torch.randn(5, 4, 3, 3))
+
+    def forward(self, x):
+        b, c, h, w = x.shape
+        style = self.affine(x.mean((2, 3)))
+        wt = self.weight[None] * style[:, None, :, None, None]
+        y = torch.nn.functional.conv2d(x.reshape(1, b * c, h, w), wt.reshape(b * 5, c, 3, 3), padding=1, groups=b)
+        return y.reshape(b, 5, h, w)
+
+
 MODELS = [
-    # name, module, example shape, dynamic input axes, dynamic output axes, trap?
+    # name, module, example shape, dynamic input axes, dynamic output axes, trap? (True, or what a
+    # baked-dynamic-size warning must name)
     ("baked_view", BakedView(), [4, 3, 2], [0], [0], True),
     ("baked_zeros", BakedZeros(), [4, 3], [0], [0], True),
     ("baked_arange", BakedArange(), [2, 6], [1], [1], True),
@@ -88,6 +138,9 @@ MODELS = [
     ("clean_view_size_one", CleanView(), [1, 3, 2], [0], [0], False),
     ("clean_zeros", CleanZeros(), [4, 3], [0], [0], False),
     ("clean_conv", CleanConv(), [2, 3, 8, 8], [0, 2, 3], [0], False),
+    ("clean_head_size_equals_sequence", HeadSizeEqualsSequence(), [2, 8, 32], [0, 1], [0, 1], False),
+    ("baked_sequence", BakedSequence(), [2, 8, 32], [0, 1], [0, 1], "'size' of aten::view"),
+    ("modulated_conv_groups", ModulatedConv(), [2, 4, 6, 6], [0], [0], "'groups'"),
 ]
 
 
@@ -107,7 +160,7 @@ def main():
             traced = torch.jit.trace(module.eval(), torch.randn(shape))
         traced.save(os.path.join(out, name + ".pt"))
         manifest.append({"name": name, "shape": shape, "input_axes": in_axes, "output_axes": out_axes,
-                         "trap": trap})
+                         "trap": bool(trap), "warns_about": trap if isinstance(trap, str) else ""})
     with open(os.path.join(out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)
 

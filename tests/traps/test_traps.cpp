@@ -20,6 +20,7 @@ struct TrapCase {
   std::string name;
   std::vector<int64_t> shape, input_axes, output_axes;
   bool trap = false;
+  std::string warns_about;  // what one of the baked-dynamic-size warnings must name ("'groups'")
 };
 
 void PrintTo(const TrapCase& c, std::ostream* os) { *os << c.name; }
@@ -35,6 +36,7 @@ std::vector<TrapCase> loadManifest() {
     c.input_axes = j["input_axes"].get<std::vector<int64_t>>();
     c.output_axes = j["output_axes"].get<std::vector<int64_t>>();
     c.trap = j["trap"];
+    c.warns_about = j.value("warns_about", "");
     out.push_back(c);
   }
   return out;
@@ -73,6 +75,11 @@ TEST_P(TrapTest, WarnedAndConfirmedOrClean) {
     EXPECT_FALSE(baked.front().node_kind.empty());
     EXPECT_TRUE(baked.front().location.known()) << baked.front().toString();
     EXPECT_NE(baked.front().location.file.find("make_traps.py"), std::string::npos);
+    if (!c.warns_about.empty()) {
+      bool named = false;
+      for (const auto& d : baked) named = named || d.message.find(c.warns_about) != std::string::npos;
+      EXPECT_TRUE(named) << "no baked-dynamic-size warning names " << c.warns_about;
+    }
     EXPECT_FALSE(report->passed) << "verification at other sizes should confirm the trap\n" << report->toText();
   } else {
     for (const auto& d : baked) ADD_FAILURE() << "unexpected warning: " << d.toString();

@@ -74,7 +74,7 @@ Status convertBlockDiag(Context& ctx, const Node& n) {
   return bindOut(ctx, n, bands.size() == 1 ? bands[0] : ctx.emit1("Concat", bands, {attrInt("axis", 0)}));
 }
 
-// cartesian_prod(tensors): for 1-D tensors of sizes n1..nk, [n1 ... nk, k]: each tensor expanded
+// cartesian_prod(tensors): for 1-D tensors of sizes n1..nk, [n1 ... nk, k]: each tensor broadcast
 // over the grid (meshgrid "ij"), flattened, stacked as columns. One tensor: itself.
 Status convertCartesianProd(Context& ctx, const Node& n) {
   const Args args(ctx, n);
@@ -91,19 +91,19 @@ Status convertCartesianProd(Context& ctx, const Node& n) {
   if (ts.size() == 1) return bindOut(ctx, n, ctx.emit1("Identity", {ts[0]}));
   const int64_t k = static_cast<int64_t>(ts.size());
   std::string grid = ctx.emit1("Concat", sizes, {attrInt("axis", 0)});
+  // Broadcast by a Where over a grid of trues, not Expand: ONNX Runtime's Expand of a 1 against a
+  // 0 keeps the 1 when the sizes are known at load time (an empty tensor then leaves its partners'
+  // rows in the product, at every opset), and a Slice to the row count needs opset 10.
+  std::string everywhere = ctx.emit1("ConstantOfShape", {grid}, {attrTensor("value", scalarHostTensor(1, DType::Bool, {1}))});
   std::vector<std::string> columns;
   for (int64_t i = 0; i < k; ++i) {
     std::vector<int64_t> shape(k, 1);
     shape[i] = -1;
-    std::string g = ctx.emit1("Expand", {ctx.reshape(ts[i], shape), grid});
+    std::string r = ctx.reshape(ts[i], shape);
+    std::string g = ctx.emit1("Where", {everywhere, r, r});
     columns.push_back(ctx.emit1("Flatten", {g}, {attrInt("axis", k)}));  // [N, 1]: no -1 to infer from 0 elements
   }
-  // ONNX Runtime broadcasts a 1 against a 0 to 1: with an empty tensor the columns keep rows;
-  // the product has n1 ... nk of them, none then (a Slice to a computed end: opset 10).
-  std::string prod = ctx.emit1("Concat", columns, {attrInt("axis", 1)});
-  if (ctx.opset() < 10) return bindOut(ctx, n, prod);
-  std::string rows = reduceOver(ctx, "ReduceProd", grid, {0}, true);
-  return bindOut(ctx, n, ctx.emit1("Slice", {prod, ctx.constInt64s({0}), rows, ctx.constInt64s({0})}));
+  return bindOut(ctx, n, ctx.emit1("Concat", columns, {attrInt("axis", 1)}));
 }
 
 // linalg_vander(x, *, N=None): [..., n] -> [..., n, N] with columns x^0 ... x^(N-1) (N defaults

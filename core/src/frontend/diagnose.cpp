@@ -45,11 +45,16 @@ const std::map<std::string, std::vector<std::string>>& shapeArguments() {
   return m;
 }
 
-// Constant integers in a value: an int, a constant int list, or the constant elements of a
-// ListConstruct.
+// Constant integers in a value that may be sizes baked from the inputs: an int, a constant int
+// list, or the constant elements of a ListConstruct. What the export folded from the module's
+// weights (weight.shape[0] // heads) is left out: it never derives from an input's size. So is a
+// constant equal to a number that the same ListConstruct also computes from the inputs (b, n =
+// x.shape; x.view(b, n, heads, 8) at n = 8): that size already follows the dynamic axis, and the
+// constant is another number (a head size).
 std::vector<int64_t> constantInts(const ts::Value* v) {
   std::vector<int64_t> out;
   if (v->constant) {
+    if (v->from_weights) return out;
     const auto& c = *v->constant;
     if (c.isInt()) out.push_back(c.toInt());
     if (c.isList())
@@ -57,10 +62,33 @@ std::vector<int64_t> constantInts(const ts::Value* v) {
         if (e.isInt()) out.push_back(e.toInt());
     return out;
   }
-  if (v->producer && v->producer->kind == "prim::ListConstruct")
+  if (v->producer && v->producer->kind == "prim::ListConstruct") {
+    std::set<int64_t> followed;
     for (const auto* e : v->producer->inputs)
-      if (e->constant && e->constant->isInt()) out.push_back(e->constant->toInt());
+      if (!e->constant && e->example && e->example->isInt()) followed.insert(e->example->toInt());
+    for (const auto* e : v->producer->inputs)
+      if (e->constant && e->constant->isInt() && !e->from_weights && !followed.count(e->constant->toInt()))
+        out.push_back(e->constant->toInt());
+  }
   return out;
+}
+
+// Arguments that ONNX takes as attributes, so a size of the inputs that reaches them cannot
+// follow a dynamic axis: a convolution's `groups` (StyleGAN's modulated convolution traced with
+// groups=b, its batch, over a weight computed from the inputs).
+bool bakedAttribute(const ts::Node& n, std::string* arg) {
+  static const std::set<std::string> convs = {
+      "aten::_convolution", "aten::convolution",       "aten::conv1d",          "aten::conv2d",
+      "aten::conv3d",       "aten::conv_transpose1d",  "aten::conv_transpose2d", "aten::conv_transpose3d"};
+  if (!convs.count(n.kind)) return false;
+  const int w = n.argIndex("weight");
+  // A weight of the model (a parameter or folded from parameters) fixes the groups: its shape does
+  // not follow the inputs.
+  if (w < 0 || w >= static_cast<int>(n.inputs.size()) || n.inputs[static_cast<size_t>(w)]->constant ||
+      !n.inputs[static_cast<size_t>(w)]->param_name.empty())
+    return false;
+  *arg = "groups";
+  return true;
 }
 
 std::string describe(const DynamicSize& d) {
@@ -169,10 +197,27 @@ std::vector<Diagnostic> findBakedSizes(const ts::Graph& g, const std::vector<Dyn
         }
       }
     }
+    std::string attr;
+    if (bakedAttribute(*n, &attr)) {
+      const int idx = n->argIndex(attr);
+      const ts::Value* a = idx >= 0 && idx < static_cast<int>(n->inputs.size()) ? n->inputs[static_cast<size_t>(idx)] : nullptr;
+      auto b = a && a->constant && a->constant->isInt() && !a->from_weights ? by_size.find(a->constant->toInt())
+                                                                            : by_size.end();
+      if (b != by_size.end())
+        out.push_back(n->warning("baked-dynamic-size",
+                                 "argument '" + attr + "' of " + n->kind + " is the constant " +
+                                     std::to_string(b->first) + ", which equals " + describe(*b->second) +
+                                     ", and its weight is computed from the inputs; ONNX takes " + attr +
+                                     " as an attribute, so the exported model keeps " + std::to_string(b->first) +
+                                     " at every size",
+                                 "no ONNX form lets this argument follow a dynamic axis: export with that axis "
+                                 "static (leave it out of dynamic_axes), or fold the per-sample loop into ops "
+                                 "whose sizes are tensors (a batched matmul over unfolded patches)"));
+    }
     // Constant tensors created at the example size (torch.zeros(x.shape[0]) with an int, a
     // folded arange ...) that meet the inputs.
     for (const ts::Value* in : n->inputs) {
-      if (!in->constant || !in->constant->isTensor() || !in->param_name.empty()) continue;
+      if (!in->constant || !in->constant->isTensor() || !in->param_name.empty() || in->from_weights) continue;
       if (reported_constants.count(in)) continue;
       for (int64_t dim : in->constant->tensor().shape) {
         auto b = by_size.find(dim);

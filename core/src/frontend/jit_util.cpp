@@ -17,7 +17,9 @@ ScopeInfo scopeOf(const jit::Node* n) {
       const auto& mi = std::get<2>(entry);
       if (!mi) continue;
       std::string name = mi->instance_name();
-      if (name.empty()) continue;
+      // A method called on the module itself (Conv2d.forward -> self._conv_forward) is recorded as
+      // an instance named "SELF": the same module, not a child of it.
+      if (name.empty() || name == "SELF") continue;
       s.names.push_back(name);
       auto ct = mi->class_type();
       s.types.push_back(ct && ct->name() ? ct->name()->name() : std::string());

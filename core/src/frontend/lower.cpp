@@ -28,7 +28,9 @@ ts::Value* Frontend::tsValue(jit::Value* v) {
     }
     auto pit = run_.paths.find(v);
     if (pit != run_.paths.end() && iv.isTensor()) tv->param_name = pit->second;
-    tv->from_weights = iv.isTensor() && fromWeights(v);
+    // Numbers too (weight.shape[0] // heads): such a number is never a size of the inputs, which
+    // baked-dynamic-size reads (diagnose.cpp); only tensors become initializers (Context::constant).
+    tv->from_weights = fromWeights(v);
     map_[v] = tv;
     return tv;
   }

@@ -1,8 +1,8 @@
-// Constant-count loops that build a list, unrolled (see pass_unroll_list_loops.h).
+// Loops of a known count that build lists of tensors, unrolled (see pass_unroll_list_loops.h).
 #include "frontend/pass_unroll_list_loops.h"
 
 #include <unordered_map>
-#include <vector>
+#include <unordered_set>
 
 #include <torch/csrc/jit/ir/constants.h>
 
@@ -10,13 +10,34 @@ namespace oxport {
 
 namespace jit = torch::jit;
 
-namespace {
+std::vector<jit::Value*> copyBlockBefore(jit::Block* b, jit::Node* before, const std::vector<jit::Value*>& inputs) {
+  std::unordered_map<jit::Value*, jit::Value*> map;
+  for (size_t i = 0; i < b->inputs().size(); ++i) map[b->inputs()[i]] = inputs.at(i);
+  auto mapped = [&](jit::Value* v) {
+    auto it = map.find(v);
+    return it == map.end() ? v : it->second;
+  };
+  jit::Graph& g = *before->owningGraph();
+  for (jit::Node* bn : b->nodes()) {
+    jit::Node* copy = g.createClone(bn, mapped);  // source range, scope, call stack, debug names
+    copy->insertBefore(before);
+    for (size_t i = 0; i < bn->outputs().size(); ++i) map[bn->outputs()[i]] = copy->outputs()[i];
+  }
+  std::vector<jit::Value*> outs;
+  for (auto* o : b->outputs()) outs.push_back(mapped(o));
+  return outs;
+}
 
-constexpr int64_t kMaxTrips = 64;
+namespace {
 
 bool isTrue(jit::Value* v) {
   auto c = jit::toIValue(v);
   return c && c->isBool() && c->toBool();
+}
+
+bool isTensorList(const jit::Value* v) {
+  auto list = v->type()->cast<c10::ListType>();
+  return list && list->getElementType()->kind() == c10::TypeKind::TensorType;
 }
 
 // Is node `n` inside `loop`'s body (at any depth)?
@@ -26,50 +47,33 @@ bool inside(jit::Node* n, jit::Node* loop) {
   return false;
 }
 
-// Does `b` (nested blocks included) append to a list defined outside `loop`?
-bool appendsToOuterList(jit::Block* b, jit::Node* loop) {
+// Does `b` (nested blocks included) change in place a list defined outside `loop` (of tensors or
+// numbers: unrolled, appends of sizes are straight-line code too)?
+bool changesOuterList(jit::Block* b, jit::Node* loop) {
+  static const std::unordered_set<std::string> kinds = {"aten::append", "aten::extend", "aten::insert",
+                                                        "aten::_set_item"};
   for (jit::Node* n : b->nodes()) {
     for (jit::Block* sb : n->blocks())
-      if (appendsToOuterList(sb, loop)) return true;
-    if (n->kind() == c10::aten::append && !inside(n->input(0)->node(), loop)) return true;
+      if (changesOuterList(sb, loop)) return true;
+    if (kinds.count(n->kind().toQualString()) && !n->inputs().empty() &&
+        n->input(0)->type()->kind() == c10::TypeKind::ListType && !inside(n->input(0)->node(), loop))
+      return true;
   }
   return false;
 }
 
-void unroll(jit::Graph& g, jit::Node* loop, int64_t trips) {
-  jit::Block* body = loop->blocks()[0];
-  std::vector<jit::Value*> carried(loop->inputs().begin() + 2, loop->inputs().end());
-  jit::WithInsertPoint guard(loop);
-  for (int64_t i = 0; i < trips; ++i) {
-    std::unordered_map<jit::Value*, jit::Value*> env;
-    env[body->inputs()[0]] = g.insertConstant(i);
-    for (size_t j = 0; j < carried.size(); ++j) env[body->inputs()[j + 1]] = carried[j];
-    auto map = [&](jit::Value* v) {
-      auto it = env.find(v);
-      return it != env.end() ? it->second : v;
-    };
-    for (jit::Node* bn : body->nodes()) {
-      jit::Node* c = g.insertNode(g.createClone(bn, map));
-      for (size_t k = 0; k < bn->outputs().size(); ++k) env[bn->outputs()[k]] = c->outputs()[k];
-    }
-    for (size_t j = 0; j < carried.size(); ++j) carried[j] = map(body->outputs()[j + 1]);
-  }
-  for (size_t j = 0; j < carried.size(); ++j) loop->outputs()[j]->replaceAllUsesWith(carried[j]);
-  loop->destroy();
-}
-
-int unrollBlock(jit::Graph& g, jit::Block* b) {
+int unrollBlock(jit::Block* b) {
   int count = 0;
   for (auto it = b->nodes().begin(); it != b->nodes().end();) {
     jit::Node* n = *it;
     ++it;
-    for (jit::Block* sb : n->blocks()) count += unrollBlock(g, sb);
+    for (jit::Block* sb : n->blocks()) count += unrollBlock(sb);
     if (n->kind() != c10::prim::Loop) continue;
     auto trips = jit::toIValue(n->input(0));
-    if (!trips || !trips->isInt() || trips->toInt() < 0 || trips->toInt() > kMaxTrips) continue;
-    if (!isTrue(n->input(1)) || !isTrue(n->blocks()[0]->outputs()[0])) continue;
-    if (!appendsToOuterList(n->blocks()[0], n)) continue;
-    unroll(g, n, trips->toInt());
+    if (!trips || !trips->isInt() || trips->toInt() < 0 || trips->toInt() > kMaxUnrolledTrips) continue;
+    if (!isTrue(n->input(1)) || !buildsList(n)) continue;
+    if (!unrollFixedLoop(n, trips->toInt()).ok()) continue;  // without a callback it cannot fail
+    n->destroy();
     ++count;
   }
   return count;
@@ -77,6 +81,34 @@ int unrollBlock(jit::Graph& g, jit::Block* b) {
 
 }  // namespace
 
-int unrollListBuildingLoops(jit::Graph& g) { return unrollBlock(g, g.block()); }
+bool buildsList(jit::Node* loop) {
+  jit::Block* body = loop->blocks()[0];
+  if (!isTrue(body->outputs()[0])) return false;  // a break: the count depends on the body's values
+  for (size_t k = 2; k < loop->inputs().size(); ++k)
+    if (isTensorList(loop->input(k))) return true;
+  return changesOuterList(body, loop);
+}
+
+Status unrollFixedLoop(jit::Node* loop, int64_t trips, const std::function<Status(jit::Node*, jit::Node*)>& each) {
+  jit::Block* body = loop->blocks()[0];
+  jit::Graph& g = *loop->owningGraph();
+  std::vector<jit::Value*> carried(loop->inputs().begin() + 2, loop->inputs().end());
+  for (int64_t i = 0; i < trips; ++i) {
+    jit::Node* before = loop->prev();
+    std::vector<jit::Value*> ins;
+    {
+      jit::WithInsertPoint guard(loop);
+      ins.push_back(g.insertConstant(i));
+    }
+    ins.insert(ins.end(), carried.begin(), carried.end());
+    std::vector<jit::Value*> outs = copyBlockBefore(body, loop, ins);
+    if (each) OXPORT_TRY(each(before->next(), loop));
+    carried.assign(outs.begin() + 1, outs.end());
+  }
+  for (size_t k = 0; k < loop->outputs().size(); ++k) loop->outputs()[k]->replaceAllUsesWith(carried[k]);
+  return okStatus();
+}
+
+int unrollListBuildingLoops(jit::Graph& g) { return unrollBlock(g.block()); }
 
 }  // namespace oxport

@@ -1,9 +1,11 @@
 // graph_mode "trace": each If replaced by the branch the example inputs take and each Loop by
-// one copy of its body per iteration, run as they are made; in script mode, the same for loops of a
-// fixed count that carry lists of tensors below opset 13 (unrollStaticLoop).
+// one copy of its body per iteration, run as they are made; in script mode, loops of a count only
+// the run knows that build lists, below opset 13 (unrollStaticLoop). The copies are made as
+// pass_unroll_list_loops.h makes them (copyBlockBefore, unrollFixedLoop).
 #include <torch/csrc/jit/passes/dead_code_elimination.h>
 
 #include "frontend/frontend_impl.h"
+#include "frontend/pass_unroll_list_loops.h"
 #include "frontend/shape_asserts.h"
 
 namespace oxport {
@@ -41,27 +43,6 @@ void Frontend::freeIfDead(jit::Value* v) {
   run_.env.erase(v);
 }
 
-// Copies the nodes of block `b` before `before`, with `inputs` standing for b's inputs; returns
-// the copies of b's outputs.
-static std::vector<jit::Value*> inlineBlockBefore(jit::Block* b, jit::Node* before,
-                                                  const std::vector<jit::Value*>& inputs) {
-  std::unordered_map<jit::Value*, jit::Value*> map;
-  for (size_t i = 0; i < b->inputs().size(); ++i) map[b->inputs()[i]] = inputs.at(i);
-  auto mapped = [&](jit::Value* v) {
-    auto it = map.find(v);
-    return it == map.end() ? v : it->second;
-  };
-  jit::Graph& g = *before->owningGraph();
-  for (jit::Node* bn : b->nodes()) {
-    jit::Node* copy = g.createClone(bn, mapped);
-    copy->insertBefore(before);
-    for (size_t i = 0; i < bn->outputs().size(); ++i) map[bn->outputs()[i]] = copy->outputs()[i];
-  }
-  std::vector<jit::Value*> outs;
-  for (auto* o : b->outputs()) outs.push_back(mapped(o));
-  return outs;
-}
-
 Result<jit::Node*> Frontend::unrollIf(jit::Node* n) {
   const bool cond = run_.env.at(n->input(0)).toBool();
   size_t raise_branch = 0;
@@ -72,7 +53,7 @@ Result<jit::Node*> Frontend::unrollIf(jit::Node* n) {
                         " branch on the example inputs, and only that branch is exported: inputs that "
                         "would take the other branch get wrong results");
   jit::Node* before = n->prev();
-  std::vector<jit::Value*> outs = inlineBlockBefore(n->blocks()[cond ? 0 : 1], n, {});
+  std::vector<jit::Value*> outs = copyBlockBefore(n->blocks()[cond ? 0 : 1], n, {});
   for (size_t i = 0; i < outs.size(); ++i) n->outputs()[i]->replaceAllUsesWith(outs[i]);
   jit::Node* first = before->next();
   jit::Node* next = first == n ? n->next() : first;
@@ -101,7 +82,7 @@ Result<jit::Node*> Frontend::unrollLoop(jit::Node* n) {
     std::vector<jit::Value*> ins{iter};
     std::vector<jit::Value*> previous(n->inputs().begin() + 1, n->inputs().end());
     for (size_t k = 2; k < n->inputs().size(); ++k) ins.push_back(n->input(k));
-    std::vector<jit::Value*> outs = inlineBlockBefore(body, n, ins);
+    std::vector<jit::Value*> outs = copyBlockBefore(body, n, ins);
     for (size_t k = 0; k < outs.size(); ++k) n->replaceInput(k + 1, outs[k]);
     OXPORT_TRY(runUnrolling(before->next(), n));
     dynamic_count = dynamic_count || !run_.statics.count(n->input(1));
@@ -119,51 +100,28 @@ Result<jit::Node*> Frontend::unrollLoop(jit::Node* n) {
   return next;
 }
 
-// ---- graph_mode "script": loops of a fixed count that carry lists of tensors
+// ---- graph_mode "script": loops of a count only the example run knows, that build lists
 
-// A loop at the top of forward that runs a count known before the inputs (a constant, len() of
-// a list of fixed length: `for i, s in enumerate(self.strides)`, `[f(x) for x in outs]`), with no
-// break, carrying a list of tensors, below opset 13: there ONNX Loop cannot carry a sequence, so
-// the list would have to be packed into one tensor (its elements of one shape: not YOLO's grids
-// of each level) or refused. Unrolled, each iteration is straight-line code, as torch.jit.trace
-// records it, and exact at every input size since the count never changes.
+// A loop at the top of forward whose count the run finds static though no constant says it before
+// the run (len() of a list of fixed length: `for i, s in enumerate(self.strides)`, `[f(x) for x in
+// outs]`), below opset 13: there ONNX Loop cannot carry a sequence, so the list would have to be
+// packed into one tensor (its elements of one shape: not YOLO's grids of each level) or refused.
+// Counts that are constants before the run were unrolled by the pass (unrollListBuildingLoops, at
+// every opset); this is the same unrolling (unrollFixedLoop), each copy run as it is made.
 bool Frontend::unrollsStaticLoop(jit::Node* n) const {
-  constexpr int64_t kMaxCopies = 64;
   if (options_.opset_version >= 13 || run_.shadow_depth > 0 || n->owningBlock() != graph_->block()) return false;
   if (!run_.statics.count(n->input(0)) || !run_.statics.count(n->input(1))) return false;
   const int64_t trips = run_.env.at(n->input(0)).toInt();
-  if (trips < 1 || trips > kMaxCopies || !run_.env.at(n->input(1)).toBool()) return false;
-  jit::Block* body = n->blocks()[0];
-  const auto cont = jit::constant_as<bool>(body->outputs()[0]);
-  if (!cont || !*cont) return false;  // a break: the count depends on the body's values
-  for (size_t k = 2; k < n->inputs().size(); ++k) {
-    auto list = n->input(k)->type()->cast<c10::ListType>();
-    if (list && list->getElementType()->kind() == c10::TypeKind::TensorType) return true;
-  }
-  return false;
+  if (trips < 0 || trips > kMaxUnrolledTrips || !run_.env.at(n->input(1)).toBool()) return false;
+  return buildsList(n);
 }
 
-// Copies the body before the loop once per iteration (the iteration number a constant), runs
-// each copy as it is made, and gives the loop's uses the last copy's values. The loop node itself
-// is destroyed after the run (exampleRun): the caller still holds it.
+// The loop node itself is destroyed after the run (exampleRun): the caller still holds it.
 Status Frontend::unrollStaticLoop(jit::Node* n) {
-  jit::Block* body = n->blocks()[0];
-  const int64_t trips = run_.env.at(n->input(0)).toInt();
-  std::vector<jit::Value*> carried(n->inputs().begin() + 2, n->inputs().end());
-  for (int64_t i = 0; i < trips; ++i) {
-    jit::Node* before = n->prev();
-    jit::Value* iter;
-    {
-      jit::WithInsertPoint guard(n);
-      iter = graph_->insertConstant(i);
-    }
-    std::vector<jit::Value*> ins{iter};
-    ins.insert(ins.end(), carried.begin(), carried.end());
-    std::vector<jit::Value*> outs = inlineBlockBefore(body, n, ins);
-    for (jit::Node* c = before->next(); c != n; c = c->next()) OXPORT_TRY(step(c));
-    carried.assign(outs.begin() + 1, outs.end());
-  }
-  for (size_t k = 0; k < n->outputs().size(); ++k) n->outputs()[k]->replaceAllUsesWith(carried[k]);
+  OXPORT_TRY(unrollFixedLoop(n, run_.env.at(n->input(0)).toInt(), [&](jit::Node* first, jit::Node* end) -> Status {
+    for (jit::Node* c = first; c != end; c = c->next()) OXPORT_TRY(step(c));
+    return okStatus();
+  }));
   run_.unrolled_loops.push_back(n);
   return okStatus();
 }
