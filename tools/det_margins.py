@@ -19,9 +19,9 @@ the resized image, as the RoI heads see them):
          integer above 1: heatmaps_to_keypoints resizes each heatmap to their ceil
   argmax Keypoint R-CNN: the smallest gap between the largest and second largest value of a
          keypoint's resized heatmap, relative to its largest |value|
-  nms    the box head's NMS (IoU 0.5): the smallest |IoU - 0.5| between a kept box and a later one,
-         and the smallest relative score gap between two boxes whose IoU is over 0.45 (their
-         order decides which survives)
+  nms    the box head's NMS (IoU 0.5): the smallest |IoU - 0.5| between a kept box and a later one
+         (nms_iou), and the smallest relative score gap between two boxes whose IoU is over 0.45
+         and which are not the same box (nms_gap; their order decides which survives)
   top    the relative score gap between the 30th and 31st box that NMS keeps
   f64    with --f64: the largest |float32 - float64| / max |value| of each output (libtorch's own
          error; the float64 run is the slow part)
@@ -83,7 +83,9 @@ def nms_margins(boxes, scores, thresh=0.5, keep_n=30):
         later = iou[i, i + 1:]
         if later.numel():
             iou_m = min(iou_m, (later - thresh).abs().min().item())
-            close = (later > thresh - 0.05).nonzero().flatten() + i + 1
+            # Identical boxes with equal scores (clipped duplicates) give the same output in
+            # either order.
+            close = ((later > thresh - 0.05) & (later < 1 - 1e-6)).nonzero().flatten() + i + 1
             if close.numel():
                 gap = min(gap, (scores[i] - scores[close]).abs().min().item() / top)
     ks = scores[keep]
@@ -118,7 +120,10 @@ def analyse(model, name, x):
     if name.startswith("keypoint"):
         wh = torch.stack([dets[:, 2] - dets[:, 0], dets[:, 3] - dets[:, 1]], 1).double()
         frac = torch.where(wh <= 1, 1 - wh, (wh - wh.round()).abs())
-        r["ceil"] = frac.min().item()
+        # A width that is an exact integer is a box clipped on both sides (0 to W): both runs clip
+        # it to the same value, and a box clamped to exactly 1 the same: no knife-edge.
+        edge = wh != wh.round()
+        r["ceil"] = frac[edge].min().item() if edge.any() else math.inf
         r["argmax"] = argmax_gap(got["maps"], dets.clamp(min=0))
     return out, r
 
