@@ -226,7 +226,9 @@ MODELS = [
     # keypointrcnn_resnet50_fpn is not here yet: with seed 1 it matches at 321 (3.1e-5) and 640
     # (4.2e-6) but at 320 a keypoint is 25 px apart (opset 11, 2026-12-04): a box 181.0002 px high
     # in libtorch, just under 181 in ONNX Runtime, whose heatmap is resized to ceil(height) rows.
-    # A seed without such a knife-edge at 320, 321 and 640 has still to be found.
+    # A seed without such a knife-edge at 320, 321 and 640 has still to be found: tools/det_margins.py
+    # measures each decision's margin; seeds 0-4 all have degenerate boxes near roi_align's edge
+    # jump and NMS near-ties (docs/OP_LIBRARIES.md, 2026-12-04).
     # nn.TransformerEncoder, 4 layers, d_model 64: the composite path (traced with autograd on) ...
     encoder_model("transformer_encoder", encoder(), False, False),
     encoder_model("transformer_encoder_mask", encoder(), False, True),
