@@ -21,8 +21,9 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from probe_zoo import NLP_DET  # noqa: E402
 from probe_zoo_vision import VISION  # noqa: E402
+from probe_zoo_vision2 import VISION2  # noqa: E402
 
-MODELS = NLP_DET + VISION
+MODELS = NLP_DET + VISION + VISION2
 
 
 def save(model, mode, inputs, path):
