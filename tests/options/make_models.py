@@ -335,7 +335,27 @@ def make_models(models_dir):
     eager["args"] = args
     torch.jit.script(args).save(os.path.join(models_dir, "args.pt"))
     torch.jit.script(EvenOnly()).save(os.path.join(models_dir, "even_only.pt"))
+    observing_qat().save(os.path.join(models_dir, "qat_observing.pt"))
     return eager
+
+
+def observing_qat():
+    """A QAT model saved as vendors often save it: fbgemm qconfig (per-channel weights, activations
+    in 0..127), calibrated, eval, but its observers left enabled, so each libtorch call moves the
+    statistics. Traced."""
+    import torch.ao.quantization as tq
+    torch.manual_seed(0)
+    m = torch.nn.Sequential(tq.QuantStub(), torch.nn.Conv2d(3, 8, 3), torch.nn.BatchNorm2d(8),
+                            torch.nn.ReLU(), torch.nn.Conv2d(8, 4, 3), tq.DeQuantStub())
+    m.train()
+    tq.fuse_modules_qat(m, [["1", "2", "3"]], inplace=True)
+    m.qconfig = tq.get_default_qat_qconfig("fbgemm")
+    tq.prepare_qat(m, inplace=True)
+    with torch.no_grad():
+        for _ in range(3):
+            m(torch.randn(2, 3, 12, 12))
+    m.eval()
+    return torch.jit.trace(m, torch.randn(1, 3, 12, 12), check_trace=False)
 
 
 class BakedArgs(torch.nn.Module):

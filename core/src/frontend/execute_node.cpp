@@ -1,5 +1,6 @@
 // One node on the example run's values: prim ops on IValues, the functional list ops of
 // pass_list_mutation.h, and libtorch's kernel for the rest.
+#include <algorithm>
 #include <optional>
 
 #include "frontend/frontend_impl.h"
@@ -139,10 +140,13 @@ Status Frontend::execute(jit::Node* n) {
       stack[1].isTensor()) {
     // The export uses the observer statistics as saved: the example run must not update them.
     const at::Tensor& on = stack[1].toTensor();
-    if (on.numel() > 0 && on.reshape({-1})[0].item<int64_t>() != 0 && run_.shadow_depth == 0) {
+    bool warned = std::any_of(run_.warnings.begin(), run_.warnings.end(),
+                              [](const Diagnostic& d) { return d.code == "observer-enabled"; });
+    if (!warned && on.numel() > 0 && on.reshape({-1})[0].item<int64_t>() != 0 && run_.shadow_depth == 0) {
       Diagnostic w = makeWarning("observer-enabled",
                                  "the fake-quantize observer is enabled in the saved model; the export uses its "
-                                 "statistics as saved, while libtorch would keep updating them on every input",
+                                 "statistics as saved (also verification's reference run), while libtorch would keep "
+                                 "updating them on every input (said once for all fake-quantize nodes)",
                                  "call model.apply(torch.ao.quantization.disable_observer) before saving");
       run_.warnings.push_back(atNode(w, n));
     }

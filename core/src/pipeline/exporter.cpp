@@ -74,13 +74,22 @@ namespace {
 
 // Switches the module's training flags for a reference run and restores them afterwards, with
 // every attribute forward assigns (self.count += 1, self.cache = x): each reference run is a call
-// from the saved state, as the exported graph is (see pass_attribute_writes.h).
+// from the saved state, as the exported graph is (see pass_attribute_writes.h). Fake-quantize
+// observers left enabled are switched off for the run: an enabled observer updates its statistics
+// in place from every input (libtorch's own reruns then differ), while the export uses the
+// statistics as saved (warning observer-enabled); the reference computes what the file does.
 class TrainingGuard {
  public:
   TrainingGuard(torch::jit::Module& m, TrainingMode mode) : m_(m), was_(m.is_training()) {
     save(m._ivalue());
     if (mode == TrainingMode::Eval) m_.eval();
     else if (mode == TrainingMode::Training) m_.train(true);
+    for (auto& [obj, slots] : saved_) {
+      const auto& type = obj->type();
+      for (size_t i = 0; i < slots.size() && i < type->numAttributes(); ++i)
+        if (type->getAttributeName(i) == "observer_enabled" && slots[i].isTensor())
+          obj->setSlot(i, at::zeros_like(slots[i].toTensor()));  // a new tensor: the saved one is untouched
+    }
   }
   ~TrainingGuard() {
     for (auto& [obj, slots] : saved_)
