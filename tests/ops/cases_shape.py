@@ -1,3 +1,5 @@
+import math
+
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -23,6 +25,17 @@ class FormatsAFloat(torch.nn.Module):
 class ShapeQueries(torch.nn.Module):
     def forward(self, x):
         return x * len(x) + x.dim() + x.numel() + int(x.is_floating_point())
+
+
+class SamePadding(torch.nn.Module):
+    """TF 'same' padding from the input size (EfficientDet, scripted): math.ceil / math.floor of
+    int / int are ints computed in float."""
+
+    def forward(self, x):
+        h, w = x.shape[-2:]
+        pw = (math.ceil(w / 3) - 1) * 3 - w + 3
+        ph = max((math.ceil(h / 2) - 1) * 2 - h + 3, 0)
+        return F.pad(x, [pw // 2, pw - pw // 2, ph // 2, ph - ph // 2]) * math.floor(w / 4)
 
 
 class ItemScript(torch.nn.Module):
@@ -106,6 +119,8 @@ CASES = [
     case("shape_queries_script", ShapeQueries(), [T(3, 2)], script=True, dynamic={0: [0]}),
     case("format_float_script", FormatsAFloat(), [T(3, 2)], script=True, opsets=(11,)),
     case("item_script", ItemScript(), [T(3, 2)], script=True),
+    case("ceil_floor_of_size_ratio_script", SamePadding(), [T(1, 2, 7, 8)], script=True, opsets=(11, 17),
+         dynamic={0: [2, 3]}),
 ]
 
 

@@ -75,7 +75,7 @@ std::string extremum(Context& ctx, bool is_max, const std::string& a, const std:
 ConvertFn extremumOp(bool is_max) {
   return [is_max](Context& ctx, const Node& n) -> Status {
     const Args args(ctx, n);
-    OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {args.in("self", 0), args.in("other", 1)}));
+    OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {args.in({"self", "a"}, 0), args.in({"other", "b"}, 1)}));
     return bindOut(ctx, n, extremum(ctx, is_max, ins[0], ins[1], n.output(0)->meta.dtype));
   };
 }
@@ -125,7 +125,15 @@ Status convertTrueDiv(Context& ctx, const Node& n) {
 ConvertFn unary(const std::string& op) {
   return [op](Context& ctx, const Node& n) -> Status {
     const Args args(ctx, n);
-    OXPORT_ASSIGN(std::string x, ctx.tensorOfType(args.in({"self", "a"}, 0), n.output(0)->meta.dtype));
+    const Value* in = args.in({"self", "a"}, 0);
+    const DType out = n.output(0)->meta.dtype;
+    // math.ceil / math.floor of a float give an int (ceil.float -> int): round in the float type,
+    // then cast; casting the input first would truncate it (and ONNX Ceil takes no int64).
+    if (!isFloating(out) && isFloating(in->meta.dtype)) {
+      OXPORT_ASSIGN(std::string x, ctx.tensorOfType(in, in->meta.dtype));
+      return bindOut(ctx, n, ctx.cast(ctx.emit1(op, {x}), out));
+    }
+    OXPORT_ASSIGN(std::string x, ctx.tensorOfType(in, out));
     return bindOut(ctx, n, ctx.emit1(op, {x}));
   };
 }
@@ -309,6 +317,16 @@ void registerElementwiseOps(Registry& r) {
   r.add("aten::true_divide", binary("Div"));
   addAll(r, {"aten::pow", "aten::pow_"}, convertPow);
   r.add("aten::maximum", extremumOp(true));
+  // max(a, b) / min(a, b) of two numbers in a scripted forward (prim::max.int, .float, .int_float,
+  // ...) when they depend on input sizes; the one-list overloads (max(list)) are not converted.
+  r.add("prim::max", [](Context& ctx, const Node& n) -> Status {
+    if (n.inputs.size() != 2) return ctx.error("unsupported-form", "max() of a list of numbers");
+    return extremumOp(true)(ctx, n);
+  });
+  r.add("prim::min", [](Context& ctx, const Node& n) -> Status {
+    if (n.inputs.size() != 2) return ctx.error("unsupported-form", "min() of a list of numbers");
+    return extremumOp(false)(ctx, n);
+  });
   r.add("aten::minimum", extremumOp(false));
   r.add("aten::neg", unary("Neg"));
   r.add("aten::abs", unary("Abs"));
