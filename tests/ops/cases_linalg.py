@@ -6,6 +6,12 @@ from optest import Npy, T, case
 ALL = (9, 11, 13, 14, 17)
 
 
+class UnflattenToGrid(torch.nn.Module):
+    def forward(self, x):
+        n = x.shape[-1]
+        return x.unflatten(2, (n // 4, 4)).sum(-1)
+
+
 class Unflatten(torch.nn.Module):
     def __init__(self, dim, sizes):
         super().__init__()
@@ -72,6 +78,9 @@ CASES = [
     case("unflatten_script", Unflatten(1, (2, -1)), [T(3, 8, 5)], script=True, opsets=(9, 11, 17), dynamic={0: [0, 2]}),
     case("unflatten_last_script", Unflatten(-1, (2, 2, 3)), [T(4, 12)], script=True, opsets=(11, 17), dynamic={0: [0]}),
     case("unflatten_first_script", Unflatten(0, (2, 3)), [T(6, 4)], script=True, opsets=(11,)),
+    # Sizes from the input's shape (DPT's reassemble: tokens back to a patch grid).
+    case("unflatten_sizes_from_shape_script", UnflattenToGrid(), [T(2, 4, 12)], script=True, opsets=(9, 11, 14, 17),
+         dynamic={0: [0, 2]}),
 ]
 
 

@@ -220,20 +220,30 @@ Status convertUnflatten(Context& ctx, const Node& n) {
   OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
   const int rank = ctx.rank(args.in("self", 0));
   OXPORT_ASSIGN(int64_t dim, ctx.constInt(args.in("dim", 1)));
-  OXPORT_ASSIGN(auto sizes, ctx.constInts(args.in("sizes", 2)));
   dim = ctx.normDim(dim, rank);
   if (dim < 0 || dim >= rank) return ctx.error("bad-argument", "unflatten: dim is out of range for rank " + std::to_string(rank));
-  // A literal 0 in Reshape's shape copies the input's size: only -1 and positive sizes here.
-  for (auto s : sizes)
-    if (s == 0)
-      return ctx.error("unsupported-form", "unflatten into a size of 0",
-                       "unflatten to sizes of 1 or more (the tensor would have no elements)");
+  // The sizes may come from the input's shape (DPT: x.unflatten(2, (h // p, w // p))): a Reshape
+  // target built in the graph then. A literal 0 in Reshape's shape copies the input's size: a
+  // constant 0 is refused, a computed one is allowed to be 0 from opset 14 (allowzero).
+  std::string sizes;
+  bool computed = false;
+  if (auto c = ctx.constInts(args.in("sizes", 2)); c.ok()) {
+    for (auto v : *c)
+      if (v == 0)
+        return ctx.error("unsupported-form", "unflatten into a size of 0",
+                         "unflatten to sizes of 1 or more (the tensor would have no elements)");
+    sizes = ctx.constInt64s(*c);
+  } else {
+    OXPORT_ASSIGN(sizes, ctx.intsTensor(args.in("sizes", 2)));
+    computed = true;
+  }
   std::string s = ctx.shapeOf(x);
   std::vector<std::string> parts;
   if (dim > 0) parts.push_back(ctx.slice(s, {0}, {dim}, {0}));
-  parts.push_back(ctx.constInt64s(sizes));
+  parts.push_back(sizes);
   if (dim + 1 < rank) parts.push_back(ctx.slice(s, {dim + 1}, {kInt64Max}, {0}));
   std::string shape = parts.size() == 1 ? parts[0] : ctx.emit1("Concat", parts, {attrInt("axis", 0)});
+  if (computed && ctx.opset() >= 14) return bindOut(ctx, n, ctx.emit1("Reshape", {x, shape}, {attrInt("allowzero", 1)}));
   return bindOut(ctx, n, ctx.emit1("Reshape", {x, shape}));
 }
 
