@@ -86,6 +86,20 @@ class InterpolateBuiltinIntSize(torch.nn.Module):
         return torch.ops.aten.__interpolate(x, 5, None, "nearest", None, None, False)
 
 
+class ScaleFromSizes(torch.nn.Module):
+    """DINO/ViT interpolate_pos_encoding's form: scale factors computed from another input's size
+    (scripted: upsample_*.vec with a computed scale_factors list)."""
+
+    def __init__(self, mode, recompute=None):
+        super().__init__()
+        self.mode, self.recompute = mode, recompute
+
+    def forward(self, x, y):
+        h = y.shape[2] / 4 + 0.1
+        w = y.shape[3] / 4 + 0.1
+        return F.interpolate(x, scale_factor=(h / 3, w / 3), mode=self.mode, recompute_scale_factor=self.recompute)
+
+
 # Coverage: aten::__interpolate (every size/scale form), and Resize with sizes computed at run
 # time (`size=y.shape[2:]`).
 CASES += [
@@ -101,6 +115,12 @@ CASES += [
          script=True),
     case("interpolate_builtin_int_size_nearest", InterpolateBuiltinIntSize(), [T(1, 2, 3, 4)], script=True,
          opsets=(9, 11, 13, 17)),
+    case("interpolate_scale_from_sizes_bicubic_script", ScaleFromSizes("bicubic"), [T(1, 2, 3, 3), T(1, 1, 16, 20)],
+         script=True, opsets=(11, 13, 17), dynamic={1: [2, 3]}),
+    case("interpolate_scale_from_sizes_nearest_script", ScaleFromSizes("nearest"), [T(1, 2, 3, 3), T(1, 1, 16, 20)],
+         script=True, opsets=(9, 11, 17), dynamic={1: [2, 3]}),
+    case("interpolate_scale_from_sizes_recompute_script", ScaleFromSizes("bilinear", True),
+         [T(1, 2, 3, 3), T(1, 1, 16, 20)], script=True, opsets=(11, 17), dynamic={1: [2, 3]}),
     case("interpolate_builtin_area_refused", InterpolateBuiltin([2, 2], None, "area"), [T(1, 2, 4, 4)], script=True,
          opsets=(11,), expect="error:unsupported-form", operator_export_type="ONNX"),
     # At opsets 13+ ONNX Runtime 1.20 refuses these ("Number of elements of input 'sizes' (0)");

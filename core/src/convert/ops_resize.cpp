@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "convert/args.h"
 #include "convert/resize_aa.h"
@@ -162,8 +163,27 @@ enum class Interp { Nearest, NearestExact, Linear, Cubic };
 
 // A Resize of the input (rank spatial + 2) to `out_sizes` (a 1-D int64 tensor of the spatial
 // sizes) or, when that is empty, by `scales` (one per spatial dim), in the opset's form.
+// The spatial scale factors of an interpolate whose scale_factor depends on the input's size, as a
+// 1-D float64 tensor of `spatial` elements (one number repeated, or a list of numbers).
+Result<std::string> dynamicScales(Context& ctx, const Value* scale_v, int spatial) {
+  std::vector<const Value*> elems{scale_v};
+  if (scale_v->type == ts::ValueType::List) { OXPORT_ASSIGN(elems, ctx.listElements(scale_v)); }
+  std::vector<std::string> parts;
+  for (const Value* e : elems) {
+    OXPORT_ASSIGN(std::string t, ctx.tensorOfType(e, DType::Float64));
+    parts.push_back(ctx.reshape(t, {1}));
+  }
+  if (parts.size() == 1) parts.assign(static_cast<size_t>(spatial), parts[0]);
+  if (static_cast<int>(parts.size()) != spatial)
+    return ctx.error("bad-argument", "interpolate with " + std::to_string(parts.size()) + " scale factors for " +
+                                         std::to_string(spatial) + " spatial dims");
+  return parts.size() == 1 ? parts[0] : ctx.emit1("Concat", parts, {attrInt("axis", 0)});
+}
+
+// `dyn_scales`: the spatial scale factors as a 1-D float32 tensor computed in the graph (a scale
+// factor that depends on the input's size), used when `out_sizes` and `scales` are both empty.
 Status emitResize(Context& ctx, const Node& n, Interp interp, int spatial, bool align, std::string out_sizes,
-                  std::vector<double> scales) {
+                  std::vector<double> scales, const std::string& dyn_scales = "") {
   const Value* input = Args(ctx, n).in({"input", "self"}, 0);  // .vec overloads and __interpolate: input
   OXPORT_ASSIGN(std::string x, ctx.tensor(input));
   const int rank = ctx.rank(input);
@@ -171,7 +191,7 @@ Status emitResize(Context& ctx, const Node& n, Interp interp, int spatial, bool 
   if (interp == Interp::NearestExact && ctx.opset() < 11) {
     // Below 11 only whole scale factors agree: floor((dst + 0.5) / k) is floor(dst / k), the
     // truncation Upsample-9 and Resize-10 do.
-    bool whole = out_sizes.empty() && !scales.empty();
+    bool whole = out_sizes.empty() && !scales.empty() && dyn_scales.empty();
     for (double s : scales) whole = whole && s >= 1 && s == std::floor(s);
     if (!whole) return ctx.needsOpset(11, "nearest-exact resizing other than by whole scale factors (Resize half_pixel)");
   }
@@ -191,6 +211,10 @@ Status emitResize(Context& ctx, const Node& n, Interp interp, int spatial, bool 
     std::vector<std::string> parts{ctx.emit1("Gather", {ctx.shapeOf(xin), ctx.constInt64s(lead)}, {attrInt("axis", 0)}),
                                    out_sizes};
     sizes = ctx.emit1("Concat", parts, {attrInt("axis", 0)});
+  } else if (!dyn_scales.empty()) {
+    std::vector<float> lead(static_cast<size_t>(r - spatial), 1.0f);
+    std::string ones = ctx.constant(HostTensor::fromVector<float>(DType::Float32, {static_cast<int64_t>(lead.size())}, lead));
+    scale_t = ctx.emit1("Concat", {ones, dyn_scales}, {attrInt("axis", 0)});
   } else {
     std::vector<float> sv(static_cast<size_t>(r - spatial), 1.0f);
     for (double v : scales) sv.push_back(static_cast<float>(v));
@@ -259,7 +283,12 @@ ConvertFn upsampleOp(Interp interp, int spatial) {
       static const char* const kPerDim[3][3] = {{"scales"}, {"scales_h", "scales_w"}, {"scales_d", "scales_h", "scales_w"}};
       const Value* factors = args.optIn("scale_factors", n.inputs.size() == scale_at + 1 ? scale_at : Args::kByName);
       if (factors && !ctx.isNone(factors) && factors->type == ts::ValueType::List) {
-        OXPORT_ASSIGN(scales, ctx.constDoubles(factors));
+        if (auto fixed = ctx.constDoubles(factors); fixed.ok()) {
+          scales = *fixed;
+        } else {  // computed from the input's size (DINO's interpolate_pos_encoding)
+          OXPORT_ASSIGN(std::string f, dynamicScales(ctx, factors, spatial));
+          return emitResize(ctx, n, interp, spatial, align, "", {}, ctx.cast(f, DType::Float32));
+        }
       } else {
         for (size_t k = 0; k < static_cast<size_t>(spatial); ++k) {
           // factors here is None (.vec) or, without names, the 1-D overload's one float.
@@ -320,23 +349,35 @@ Status convertInterpolate(Context& ctx, const Node& n) {
       sizes = spatial == 1 ? s1 : ctx.emit1("Concat", std::vector<std::string>(static_cast<size_t>(spatial), s1), {attrInt("axis", 0)});
     }
   } else if (scale_v && !ctx.isNone(scale_v)) {
+    std::optional<std::vector<double>> fixed;
     if (scale_v->type == ts::ValueType::List) {
-      OXPORT_ASSIGN(scales, ctx.constDoubles(scale_v));
-    } else {
-      OXPORT_ASSIGN(double f, ctx.constDouble(scale_v));
-      scales.push_back(f);
+      if (auto l = ctx.constDoubles(scale_v); l.ok()) fixed = *l;
+    } else if (auto f = ctx.constDouble(scale_v); f.ok()) {
+      fixed = std::vector<double>{*f};
     }
-    if (scales.size() == 1) scales.assign(static_cast<size_t>(spatial), scales[0]);
-    if (static_cast<int>(scales.size()) != spatial)
-      return ctx.error("bad-argument", "interpolate with " + std::to_string(scales.size()) + " scale factors for " +
-                                           std::to_string(spatial) + " spatial dims");
-    if (recompute) {
-      // floor(size * scale) in float64, as PyTorch (its scales then follow from the sizes).
+    if (!fixed) {
+      // Scale factors computed from the input's size (DINO's interpolate_pos_encoding:
+      // scale_factor=(w0 / sq, h0 / sq)): Resize takes its scales as a tensor input.
+      OXPORT_ASSIGN(std::string f, dynamicScales(ctx, scale_v, spatial));
+      if (!recompute && !antialias) return emitResize(ctx, n, interp, spatial, align, "", {}, ctx.cast(f, DType::Float32));
+      // floor(size * scale) in float64, as PyTorch computes the output size.
       OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("input", 0)));
       std::string in = ctx.cast(ctx.slice(ctx.shapeOf(x), {2}, {kInt64Max}, {0}), DType::Float64);
-      std::string f = ctx.constant(HostTensor::fromVector<double>(DType::Float64, {spatial}, scales));
       sizes = ctx.cast(ctx.emit1("Floor", {ctx.emit1("Mul", {in, f})}), DType::Int64);
-      scales.clear();
+    } else {
+      scales = *fixed;
+      if (scales.size() == 1) scales.assign(static_cast<size_t>(spatial), scales[0]);
+      if (static_cast<int>(scales.size()) != spatial)
+        return ctx.error("bad-argument", "interpolate with " + std::to_string(scales.size()) + " scale factors for " +
+                                             std::to_string(spatial) + " spatial dims");
+      if (recompute) {
+        // floor(size * scale) in float64, as PyTorch (its scales then follow from the sizes).
+        OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("input", 0)));
+        std::string in = ctx.cast(ctx.slice(ctx.shapeOf(x), {2}, {kInt64Max}, {0}), DType::Float64);
+        std::string f = ctx.constant(HostTensor::fromVector<double>(DType::Float64, {spatial}, scales));
+        sizes = ctx.cast(ctx.emit1("Floor", {ctx.emit1("Mul", {in, f})}), DType::Int64);
+        scales.clear();
+      }
     }
   } else {
     return ctx.error("bad-argument", "interpolate needs a size or a scale factor");
