@@ -3,12 +3,18 @@
 //                                                 the example input (float32 randn, seed 0)
 //        oxport-bench-floor --write OUT MODEL.pt  load it and write the bytes of its weights (each
 //                                                 tensor once) to OUT as oxport writes a file:
-//                                                 a temporary file, fsync, rename
+//                                                 a temporary file, fsync, rename; with the
+//                                                 write-behind oxport's writer uses (every 16 MiB
+//                                                 handed to the disk, 32 MiB back waited for and
+//                                                 dropped from the page cache), the disk's speed
+//                                                 under memory pressure: plain write(2)s of GBs
+//                                                 get throttled (docs/BENCHMARKS.md)
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <torch/script.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <set>
@@ -31,17 +37,31 @@ int writeWeights(const char* out, const char* model) {
   if (fd < 0) return 1;
   std::set<const void*> seen;  // tied weights are one tensor
   int64_t bytes = 0;
+  constexpr off_t kWindow = off_t(16) << 20;
+  off_t kicked = 0, dropped = 0;
+  auto behind = [&] {
+    while (bytes - kicked >= kWindow) {
+      ::sync_file_range(fd, kicked, kWindow, SYNC_FILE_RANGE_WRITE);
+      kicked += kWindow;
+      for (; kicked - dropped > 2 * kWindow; dropped += kWindow) {
+        ::sync_file_range(fd, dropped, kWindow,
+                          SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER);
+        ::posix_fadvise(fd, dropped, kWindow, POSIX_FADV_DONTNEED);
+      }
+    }
+  };
   auto put = [&](const at::Tensor& t0) {
     at::Tensor t = t0.contiguous();
     if (!seen.insert(t.data_ptr()).second) return true;
     const char* p = static_cast<const char*>(t.data_ptr());
     size_t left = static_cast<size_t>(t.numel()) * t.element_size();
-    bytes += static_cast<int64_t>(left);
     while (left > 0) {
-      ssize_t w = ::write(fd, p, left);
+      ssize_t w = ::write(fd, p, std::min<size_t>(left, size_t(kWindow)));
       if (w <= 0) return false;
       p += w;
       left -= static_cast<size_t>(w);
+      bytes += w;
+      behind();
     }
     return true;
   };

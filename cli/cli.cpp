@@ -805,6 +805,8 @@ void removeStaleTemporaries(const std::filesystem::path& target, std::filesystem
     g_board->exit_code = rc;
     g_board->child_done = 1;
   }
+  // Interrupted: the prompt comes back without waiting for the kernel to free a big model's pages.
+  if (rc == 130) exitLeavingMemoryBehind(rc);
   std::_Exit(rc);
 }
 

@@ -3,6 +3,14 @@
 #include <signal.h>
 
 #include <atomic>
+#include <cstdlib>
+
+#ifdef __linux__
+#include <sched.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 namespace oxport {
 namespace {
@@ -21,7 +29,42 @@ void onSigint(int) {
   if (g_token) g_token->cancel();
 }
 
+#ifdef __linux__
+int g_exit_pipe = -1;  // the helper's end: EOF once the process has exited
+
+// Runs on the process's memory, in a process of its own: system calls only (no libc state), on a
+// stack of its own. It closes every descriptor but its pipe's read end, waits for EOF there (the
+// process's end, the only writer, has ended) and exits, dropping the last hold on the memory.
+int memoryHolder(void*) {
+  const long keep = g_exit_pipe;
+  if (keep > 0) ::syscall(SYS_close_range, 0, keep - 1, 0);
+  if (::syscall(SYS_close_range, keep + 1, ~0U, 0) != 0)
+    for (long fd = 0; fd < 65536; ++fd)
+      if (fd != keep) ::syscall(SYS_close, fd);
+  char c;
+  for (int interrupted = 0; interrupted < 1000;)  // a failed read (EINTR) retried, not forever
+    if (const long r = ::syscall(SYS_read, keep, &c, 1); r == 0) break;
+    else if (r < 0) ++interrupted;
+  ::syscall(SYS_exit, 0);
+  return 0;
+}
+#endif
+
 }  // namespace
+
+[[noreturn]] void exitLeavingMemoryBehind(int rc) {
+#ifdef __linux__
+  int fds[2];
+  constexpr size_t kStack = size_t(64) << 10;
+  if (::pipe(fds) == 0) {
+    g_exit_pipe = fds[0];
+    void* stack = ::mmap(nullptr, kStack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (stack != MAP_FAILED)
+      (void)::clone(memoryHolder, static_cast<char*>(stack) + kStack, CLONE_VM | SIGCHLD, nullptr);
+  }
+#endif
+  std::_Exit(rc);
+}
 
 SigintCancels::SigintCancels(const CancelToken& token) {
   struct sigaction old {};
