@@ -128,13 +128,6 @@ Status Frontend::bakeArguments() {
 
 namespace {
 
-bool typeHoldsTensor(const c10::TypePtr& t) {
-  if (t->kind() == c10::TypeKind::TensorType) return true;
-  for (const auto& c : t->containedTypes())
-    if (typeHoldsTensor(c)) return true;
-  return false;
-}
-
 std::string describeValue(const c10::IValue& v) {
   if (v.isInt()) return "the int " + std::to_string(v.toInt());
   if (v.isDouble()) return "the float " + std::to_string(v.toDouble());
@@ -158,7 +151,7 @@ Status Frontend::checkArgType(const c10::TypePtr& declared, const c10::IValue& v
   bool scalar = v.isInt() || v.isDouble() || v.isBool() || v.isString();
   bool wrong = (scalar && t->kind() == c10::TypeKind::TensorType) ||
                (v.isNone() && declared->kind() == c10::TypeKind::TensorType) ||
-               (v.isTensor() && !typeHoldsTensor(declared) && declared->kind() != c10::TypeKind::AnyType);
+               (v.isTensor() && !holdsTensorType(declared) && declared->kind() != c10::TypeKind::AnyType);
   if (!wrong) return okStatus();
   Diagnostic d = makeError("arg-type-mismatch",
                            "argument '" + name + "' of forward() is " + declared->annotation_str() +

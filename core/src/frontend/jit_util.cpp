@@ -85,6 +85,13 @@ ts::TensorMeta metaOf(const at::Tensor& t) {
 }
 // Does the value's IValue contain a tensor (the folding rule treats those specially)? A tensor
 // list counts even when empty.
+bool holdsTensorType(const c10::TypePtr& t) {
+  if (t->kind() == c10::TypeKind::TensorType) return true;
+  for (const auto& c : t->containedTypes())
+    if (holdsTensorType(c)) return true;
+  return false;
+}
+
 bool holdsTensor(const c10::IValue& v, bool dicts_and_objects) {
   if (v.isTensorList()) return true;
   if (!dicts_and_objects) return anyTensorIn(v, [](const at::Tensor&) { return true; });

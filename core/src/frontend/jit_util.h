@@ -49,6 +49,8 @@ bool anyTensorIn(const c10::IValue& v, const Pred& pred) {
 // key), dict keys and values are searched too, and an object (a module or other class instance,
 // whose attributes may be tensors) counts as holding one.
 bool holdsTensor(const c10::IValue& v, bool dicts_and_objects = false);
+// Whether type t is or contains Tensor (Optional[Tensor], List[Tensor], tuples of them).
+bool holdsTensorType(const c10::TypePtr& t);
 
 // Ops whose result depends only on a tensor's metadata that does not vary with dynamic axes
 // (dtype, device, rank): known at export time even for inputs.

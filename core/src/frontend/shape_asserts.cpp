@@ -4,18 +4,13 @@
 #include <string>
 #include <unordered_set>
 
+#include "frontend/jit_util.h"
+
 namespace oxport {
 
 namespace jit = torch::jit;
 
 namespace {
-
-bool holdsTensorType(const c10::TypePtr& t) {
-  if (t->kind() == c10::TypeKind::TensorType) return true;
-  for (const auto& c : t->containedTypes())
-    if (holdsTensorType(c)) return true;
-  return false;
-}
 
 // Ops that read a tensor's shape or metadata, never its elements.
 bool readsShapeOnly(const jit::Node* n) {
