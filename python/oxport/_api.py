@@ -5,6 +5,7 @@ import json
 import os
 import tempfile
 import time
+import traceback
 import warnings
 from typing import Any, Dict, Optional
 
@@ -13,6 +14,9 @@ import torch
 from . import _oxport
 from ._args import PresetArgs, split_args, trace_module
 from ._diagnostics import Diagnostic, ExportError, ExportResult, OxportWarning
+
+_TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
 class TrainingMode(enum.IntEnum):
@@ -88,29 +92,121 @@ def _dynamic_axes(value):
     return out
 
 
+def _tensors_of(v):
+    if isinstance(v, torch.Tensor):
+        yield v
+    elif isinstance(v, dict):
+        for e in v.values():
+            yield from _tensors_of(e)
+    elif isinstance(v, (list, tuple)):
+        for e in v:
+            yield from _tensors_of(e)
+
+
+def _has_dict(v) -> bool:
+    if isinstance(v, dict):
+        return True
+    return isinstance(v, (list, tuple)) and any(_has_dict(e) for e in v)
+
+
+def _check_device(model, positional, named):
+    """oxport's core runs and exports on the CPU: a module or an example tensor elsewhere (CUDA)
+    is refused with what to do, before anything runs (torch.onnx would trace it there)."""
+    where = []
+    if isinstance(model, torch.nn.Module):
+        for kind, items in (("parameter", model.named_parameters()), ("buffer", model.named_buffers())):
+            for name, t in items:
+                if t.device.type != "cpu":
+                    where.append(f"the {kind} {name} is on {t.device}")
+                    break
+    for i, v in enumerate(list(positional) + list(named.values())):
+        t = next((t for t in _tensors_of(v) if t.device.type != "cpu"), None)
+        if t is not None:
+            where.append(f"an example tensor of args is on {t.device}")
+            break
+    if where:
+        raise ExportError([Diagnostic.error(
+            "unsupported-device", "oxport exports on the CPU, but " + " and ".join(where),
+            "move them first: model.cpu() and the example tensors .cpu() (the ONNX file does not depend on "
+            "the device the model was exported from)", "model" if "parameter" in where[0] or "buffer" in where[0]
+            else "args")])
+
+
+def _saved_buffers(model: torch.nn.Module):
+    """Every buffer (the object and a copy of its values): tracing runs forward once, which moves
+    batch norm's running statistics in training mode and whatever forward updates in place."""
+    return [(m, name, b, b.detach().clone()) for m in model.modules() for name, b in m._buffers.items()
+            if b is not None]
+
+
+def _restore_buffers(saved):
+    with torch.no_grad():
+        for m, name, b, values in saved:
+            m._buffers[name] = b
+            if b.shape != values.shape or not torch.equal(b, values):
+                b.set_(values) if b.shape != values.shape else b.copy_(values)
+
+
+def _trace_error(e: Exception) -> ExportError:
+    """The model's own error while it is traced, as a diagnostic at the model's source line (the
+    innermost frame outside torch and oxport); the original stays chained (`raise ... from e`)."""
+    first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+    where = None
+    for frame in traceback.extract_tb(e.__traceback__):
+        path = os.path.abspath(frame.filename)
+        if not (path.startswith(_TORCH_DIR) or path.startswith(_PACKAGE_DIR)):
+            where = frame
+    low = next((t for t in ("Half", "BFloat16") if f"not implemented for '{t}'" in first), None)
+    if low is not None:
+        message = (f"the model cannot be traced on the CPU in {low.lower()}: {first} (libtorch's CPU kernel has no "
+                   "such dtype; torch.onnx fails the same way)")
+        hint, option = ("script the module instead (torch.jit.script(model)): oxport exports a scripted "
+                        "half-precision model without running it in half; or export the float32 model"), "model"
+    else:
+        message = f"the model fails on the example inputs while it is traced: {type(e).__name__}: {first}"
+        hint, option = ("check args against what forward() expects (shapes, dtypes, the number of arguments); "
+                        "the original exception is chained as __cause__"), "args"
+    text = f"error[forward-failed]: {message}"
+    if where is not None:
+        text = f"{where.filename}:{where.lineno}: " + text + (f"\n    {where.line}" if where.line else "")
+    text += f"\n  option: {option}\n  hint: {hint}"
+    return ExportError([Diagnostic("error", "forward-failed", message, file=where.filename if where else "",
+                                   line=where.lineno if where else 0, option=option, hint=hint, text=text)])
+
+
 def _model_file(model, positional, named, training: str, folder: str):
     """Saves what the core loads. Returns (path, preset args, preset kwargs, example inputs)."""
     path = os.path.join(folder, "model.pt")
-    if isinstance(model, (torch.jit.ScriptModule, torch.jit.ScriptFunction)):
-        torch.jit.save(model, path)
-        return path, positional, named
-    if not isinstance(model, torch.nn.Module):
+    if not isinstance(model, (torch.nn.Module, torch.jit.ScriptFunction)):
         raise ExportError([Diagnostic.error(
             "unsupported-model", f"model is a {type(model).__name__}, not a torch.nn.Module, "
             "torch.jit.ScriptModule or torch.jit.ScriptFunction",
             "pass the module itself; for a plain function, script it with torch.jit.script")])
+    _check_device(model, positional, named)
+    dict_args = _has_dict(positional) or _has_dict(list(named.values()))
+    if isinstance(model, torch.jit.ScriptFunction) or (isinstance(model, torch.jit.ScriptModule) and not dict_args):
+        torch.jit.save(model, path)
+        return path, positional, named
     # As torch.onnx.export: the module is traced in the mode `training` asks for, restored afterwards
-    # (each submodule's own flag, so a mixed-mode model comes back exactly as it was).
+    # (each submodule's own flag, so a mixed-mode model comes back exactly as it was), and so are
+    # its buffers, which torch.onnx leaves as the traced forward wrote them. A ScriptModule reaches
+    # here only for a dict argument, which the core takes from a trace around it.
     modes = {m: m.training for m in model.modules()}
+    buffers = _saved_buffers(model)
     try:
         if training == "EVAL":
             model.train(False)
         elif training == "TRAINING":
             model.train(True)
         traced, example = trace_module(model, positional, named)
+    except ExportError:
+        raise
+    except Exception as e:  # noqa: BLE001  (the model's own error, raised by its forward while traced)
+        raise _trace_error(e) from e
     finally:
         for m, mode in modes.items():
             m.training = mode
+        _restore_buffers(buffers)
     torch.jit.save(traced, path)
     return path, example, {}
 
@@ -243,7 +339,13 @@ def _export(model, args, f, o, verify, load_libraries, report_doc, finish):
                     "external-data-needs-path", "the model is past protobuf's 2 GiB limit, so its weights go to "
                     "external data files, which a file object cannot hold", "pass a file name as f", "f")])
             with open(output, "rb") as src:
-                f.write(src.read())
+                data = src.read()
+            try:
+                f.write(data)
+            except (OSError, io.UnsupportedOperation, TypeError) as e:
+                raise ExportError([Diagnostic.error(
+                    "io.write-failed", f"the ONNX file could not be written to f ({type(e).__name__}: {e})",
+                    "pass a file opened for binary writing (open(path, 'wb')) or an io.BytesIO", "f")]) from None
     report_doc.update(stats=result.stats, inputs=result.input_names, outputs=result.output_names,
                       warnings=[d.__dict__ for d in result.diagnostics])
     if options["verbose"] and result.verbose_log:

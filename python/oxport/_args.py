@@ -94,53 +94,114 @@ def _bind(model: torch.nn.Module, positional: List[Any], named: Dict[str, Any]):
     return slots, kw
 
 
+def _leaves(v, path: str, out: List[Tuple[str, torch.Tensor]]):
+    """The tensors of a (nested) dict/list/tuple argument with their input names (`feats_image`,
+    `pair_0`), in order (dict values in insertion order, as torch.onnx flattens them)."""
+    if isinstance(v, torch.Tensor):
+        out.append((path, v))
+    elif isinstance(v, dict):
+        for k, e in v.items():
+            _leaves(e, f"{path}_{k}", out)
+    elif isinstance(v, (list, tuple)):
+        for i, e in enumerate(v):
+            _leaves(e, f"{path}_{i}", out)
+
+
+def _rebuild(v, tensors):
+    """`v` with each tensor leaf replaced by the next of `tensors` (an iterator); the rest as it is."""
+    if isinstance(v, torch.Tensor):
+        return next(tensors)
+    if isinstance(v, dict):
+        return type(v)((k, _rebuild(e, tensors)) for k, e in v.items())
+    if isinstance(v, tuple) and hasattr(v, "_fields"):
+        return type(v)(*[_rebuild(e, tensors) for e in v])
+    if isinstance(v, (list, tuple)):
+        return type(v)(_rebuild(e, tensors) for e in v)
+    return v
+
+
+def _identifier(name: str, taken) -> str:
+    base = "".join(c if c.isalnum() or c == "_" else "_" for c in name) or "input"
+    if base[0].isdigit():
+        base = "_" + base
+    out, i = base, 1
+    while out in taken:
+        out, i = f"{base}_{i}", i + 1
+    taken.add(out)
+    return out
+
+
 def trace_module(model: torch.nn.Module, positional: List[Any], named: Dict[str, Any]):
     """Traces a live nn.Module on the arguments (in the module's current mode), as torch.onnx.export
     does: strict=False, no check run. Tensor arguments (and lists/tuples of tensors) become the
-    traced forward's inputs, in order; every other value is baked into the trace. Returns the
-    TracedModule and the example inputs of its forward."""
+    traced forward's inputs, in order; the tensors inside a dict or a mixed list/tuple argument
+    become inputs of their own (`feats_image`), the structure around them is rebuilt in the trace;
+    every other value is baked into the trace. Returns the TracedModule and the example inputs of
+    its forward."""
     slots, kw = _bind(model, positional, named)
+    inputs: List[Tuple[str, Any]] = []   # (the traced forward's parameter, its example)
+    where: List[Tuple[str, bool]] = []   # per input: the argument it goes to, whether it is a leaf
+    taken = set()
     for name, v in list(slots) + list(kw.items()):
-        if contains_tensor(v) and not is_tensor_tree(v):
-            raise _error("unsupported-argument",
-                         f"argument {name!r} mixes tensors with other values (or is a dict holding tensors); "
-                         "a traced argument must be a tensor or a list/tuple of tensors",
-                         "pass the tensors as arguments of their own, or script the module (torch.jit.script)")
-    inputs = [(name, v) for name, v in slots if is_tensor_tree(v)] + [(k, v) for k, v in kw.items() if is_tensor_tree(v)]
+        if is_tensor_tree(v):
+            inputs.append((_identifier(name, taken), v))
+            where.append((name, False))
+        elif contains_tensor(v):
+            leaves: List[Tuple[str, torch.Tensor]] = []
+            _leaves(v, name, leaves)
+            for leaf_name, t in leaves:
+                inputs.append((_identifier(leaf_name, taken), t))
+                where.append((name, True))
     if not inputs:
         raise _error("no-tensor-arguments", "args holds no tensor, so the exported graph would have no input",
                      "pass at least one example tensor in args")
-    direct = not kw and all(is_tensor_tree(v) for _, v in slots)
+    direct = not kw and all(is_tensor_tree(v) for _, v in slots) and not isinstance(model, torch.jit.ScriptModule)
     example = tuple(v for _, v in inputs)
-    traced_obj = model if direct else _baking_wrapper(model, slots, kw, [n for n, _ in inputs])
+    traced_obj = model if direct else _baking_wrapper(model, slots, kw, [n for n, _ in inputs], where)
     traced = torch.jit.trace(traced_obj, example, strict=False, check_trace=False)
     return traced, list(example)
 
 
-def _baking_wrapper(model: torch.nn.Module, slots, kw, input_names: List[str]) -> torch.nn.Module:
-    """A module whose forward takes only the tensor arguments and calls `model` with the others
-    baked in. It shares model's submodules, parameters and buffers (the same dicts), so the trace
-    records the same module paths and parameter names as tracing `model` itself would."""
+def _baking_wrapper(model: torch.nn.Module, slots, kw, input_names: List[str], where) -> torch.nn.Module:
+    """A module whose forward takes only the tensors and calls `model` with the others baked in
+    (and dict/mixed arguments rebuilt around their tensors). It shares model's submodules,
+    parameters and buffers (the same dicts), so the trace records the same module paths and
+    parameter names as tracing `model` itself would. A ScriptModule is called as the wrapper's
+    submodule `model`: the trace keeps its scripted forward (control flow included)."""
     pos_values = [v for _, v in slots]
     pos_index = {name: i for i, (name, _) in enumerate(slots)}
+    scripted = isinstance(model, torch.jit.ScriptModule)
 
     def forward(self, *tensors):
         pos, kws = list(pos_values), dict(kw)
-        for name, t in zip(input_names, tensors):
-            if name in pos_index:
+        leaves: Dict[str, List[torch.Tensor]] = {}
+        for (name, is_leaf), t in zip(where, tensors):
+            if is_leaf:
+                leaves.setdefault(name, []).append(t)
+            elif name in pos_index:
                 pos[pos_index[name]] = t
             else:
                 kws[name] = t
-        return model(*pos, **kws)
+        for name, ts in leaves.items():
+            if name in pos_index:
+                pos[pos_index[name]] = _rebuild(pos[pos_index[name]], iter(ts))
+            else:
+                kws[name] = _rebuild(kws[name], iter(ts))
+        target = self.model if scripted else model
+        return target(*pos, **kws)
 
     P = inspect.Parameter
     forward.__signature__ = inspect.Signature(
         [P("self", P.POSITIONAL_OR_KEYWORD)] + [P(n, P.POSITIONAL_OR_KEYWORD) for n in input_names])
-    cls = type(type(model).__name__, (torch.nn.Module,), {"forward": forward, "__module__": type(model).__module__})
+    name = getattr(model, "original_name", None) if scripted else type(model).__name__
+    cls = type(name or "Model", (torch.nn.Module,), {"forward": forward, "__module__": type(model).__module__})
     w = cls()
-    w._modules = model._modules
-    w._parameters = model._parameters
-    w._buffers = model._buffers
+    if scripted:
+        w.model = model
+    else:
+        w._modules = model._modules
+        w._parameters = model._parameters
+        w._buffers = model._buffers
     w.training = model.training
     return w
 

@@ -34,9 +34,12 @@ ts::Value* Frontend::tsValue(jit::Value* v) {
     map_[v] = tv;
     return tv;
   }
-  // Parameters as graph inputs (export_params=False).
+  // Parameters as graph inputs (export_params=False): one input per parameter, however many reads
+  // reach it (a tied weight read through two modules is one path, one input, as in torch.onnx).
   auto pit = run_.paths.find(v);
   if (pit != run_.paths.end() && run_.meta.count(v)) {
+    for (ts::Value* p : param_inputs_)
+      if (p->param_name == pit->second) return map_[v] = p;
     ts::Value* tv = out_->newValue(ts::ValueType::Tensor, pit->second);
     tv->meta = run_.meta[v];
     tv->param_name = pit->second;
