@@ -5,9 +5,15 @@ inputs, buffers updated in forward, shared weights, half precision. Random weigh
 import collections
 from typing import Dict, List, NamedTuple, Optional, Tuple
 
+import os
+import sys
+
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "python"))
+from test_errors import qat_model  # noqa: E402  (the QAT model of the Python tests: fused, calibrated, frozen)
 
 
 # ---- models ---------------------------------------------------------------------------------------
@@ -175,19 +181,19 @@ class FeatureDict(nn.Module):
         return self.img(feats["image"]) + self.txt(feats["text"])
 
 
-class Counter(nn.Module):
-    """A buffer updated in forward (a running mean and a step counter)."""
+class RunningPeak(nn.Module):
+    """Buffers updated in forward: a call count and the running peak of |x| it normalises by."""
 
     def __init__(self):
         super().__init__()
-        self.register_buffer("avg", torch.zeros(4))
-        self.register_buffer("steps", torch.zeros((), dtype=torch.long))
-        self.fc = nn.Linear(4, 4)
+        self.proj = nn.Linear(4, 4)
+        self.register_buffer("peak", torch.ones(4))
+        self.register_buffer("calls", torch.zeros((), dtype=torch.long))
 
     def forward(self, x):
-        self.avg.mul_(0.9).add_(0.1 * x.mean(0))
-        self.steps += 1
-        return self.fc(x - self.avg)
+        self.calls.add_(1)
+        self.peak.copy_(torch.maximum(self.peak, x.abs().amax(0)))
+        return self.proj(x / self.peak)
 
 
 class Tied(nn.Module):
@@ -218,10 +224,10 @@ class Zeta(nn.Module):
 class CausalLM(nn.Module):
     def __init__(self):
         super().__init__()
+        self.register_buffer("tril", torch.tril(torch.ones(32, 32)).bool())
         self.emb = nn.Embedding(64, 32)
         self.qkv = nn.Linear(32, 96)
         self.o = nn.Linear(32, 32)
-        self.register_buffer("tril", torch.tril(torch.ones(32, 32)).bool())
 
     def forward(self, ids):
         x = self.emb(ids)
@@ -307,34 +313,6 @@ def mish_fn(x, beta: float):
     return x * torch.tanh(F.softplus(x * beta))
 
 
-def qat_model():
-    import torch.ao.quantization as tq
-
-    class QatNet(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.quant = tq.QuantStub()
-            self.conv = nn.Conv2d(3, 8, 3)
-            self.bn = nn.BatchNorm2d(8)
-            self.relu = nn.ReLU()
-            self.fc = nn.Linear(8, 4)
-            self.dequant = tq.DeQuantStub()
-
-        def forward(self, x):
-            y = self.relu(self.bn(self.conv(self.quant(x))))
-            return self.dequant(self.fc(y.mean((2, 3))))
-
-    m = QatNet().train()
-    tq.fuse_modules_qat(m, [["conv", "bn", "relu"]], inplace=True)
-    m.qconfig = tq.get_default_qat_qconfig("fbgemm")
-    tq.prepare_qat(m, inplace=True)
-    with torch.no_grad():
-        for _ in range(3):
-            m(torch.randn(2, 3, 16, 16))
-    m.apply(tq.disable_observer)
-    return m
-
-
 def tv(name, **kw):
     import torchvision
     return getattr(torchvision.models, name)(weights=None, **kw)
@@ -370,7 +348,7 @@ MODELS = collections.OrderedDict([
     ("kwargs_dict", (lambda: DictArg().eval(), lambda: (R(2, 4), {"mask": R(2, 4), "temperature": 0.5}))),
     ("feature_dict_script", (lambda: torch.jit.script(FeatureDict().eval()),
                              lambda: ({"image": R(2, 8), "text": R(2, 6)}, {}))),
-    ("buffer_update", (lambda: Counter().eval(), lambda: (R(3, 4),))),
+    ("buffer_update", (lambda: RunningPeak().eval(), lambda: (R(3, 4),))),
     ("tied_weights", (lambda: Tied().eval(), lambda: (I(40, 2, 5),))),
     ("causal_lm", (lambda: CausalLM().eval(), lambda: (I(64, 2, 10),))),
     ("unet", (lambda: TinyUNet().eval(), lambda: (R(1, 3, 16, 16),))),
