@@ -80,9 +80,6 @@ def test_buffers_written_by_forward_are_restored():
     assert same_state(before, state(m)) and m.avg is avg and m.steps.item() == 0
 
 
-@pytest.mark.xfail(strict=True, reason="frontend: the example run performs a traced in-place op whose target is a "
-                   "folded buffer and whose operand depends on the inputs (avg.mul_(0.9).add_(0.1 * x.mean(0))) on the "
-                   "folded constant itself, so the example input's term is baked into it; the scripted module is right")
 def test_a_traced_buffer_update_computes_the_first_call():
     torch.manual_seed(0)
     m, x = Counter().eval(), torch.randn(3, 4)
@@ -90,9 +87,6 @@ def test_a_traced_buffer_update_computes_the_first_call():
     assert r.verify["passed"]
 
 
-@pytest.mark.xfail(strict=True, reason="verify: libtorch's reference run sees the buffer as the export's example run "
-                   "left it (the in-place write falls back to the real run on the loaded module's own buffer), so it is "
-                   "the second call; the file itself matches the live module's first call (tools/probe_api.py)")
 def test_a_scripted_buffer_update_verifies():
     torch.manual_seed(0)
     _, r = export(torch.jit.script(Counter().eval()), torch.randn(3, 4), verify=True)

@@ -51,6 +51,11 @@ Status Frontend::exampleRunMetaFirst() {
   // copy's values are new objects, and localize's torch map names the original's.
   if (saved && (options_.graph_mode == GraphMode::Trace || !run_.unrolled_loops.empty())) graph_ = saved;
   run_.unrolled_loops.clear();  // nodes of the graph just replaced
+  {
+    torch::NoGradGuard no_grad;
+    for (auto& [t, before] : written_statics_) t.copy_(before);
+    written_statics_.clear();
+  }
   run_.restart();
   if (auto nl = reason.find('\n'); nl != std::string::npos) reason.resize(nl);
   if (reason.size() > 300) reason = reason.substr(0, 300) + "...";
@@ -264,7 +269,7 @@ Status Frontend::stepNode(jit::Node* n) {
                        "not convert inputs to nested tensors in forward()");
   }
   bool all_static = !n->isNondeterministic() && !keepAsNode(n);
-  for (auto* in : n->inputs()) all_static = all_static && run_.statics.count(in);
+  for (auto* in : n->inputs()) all_static = all_static && run_.statics.count(in) && !run_.overwritten.count(in);
   if (n->kind() == c10::prim::Constant || isMetadataQuery(n)) all_static = true;
   // len() of a list whose length is fixed although its elements follow the inputs (x.size(),
   // [n, c] + list(x.size()[2:])): the rank never changes, so `for i in range(len(s))` has a

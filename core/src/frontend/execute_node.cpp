@@ -38,6 +38,54 @@ static void isolateWrites(const jit::Node* n, jit::Stack& stack) {
   }
 }
 
+// A value that does not depend on the inputs is folded into the file as the example run leaves it.
+// An op writing into it in place with an operand that does depend on them (a buffer updated from
+// the input, self.avg.mul_(0.9).add_(0.1 * x.mean(0))) writes into a copy (a meta tensor in the
+// meta run): the folded value stays what the graph reads before the write, the write's readers
+// follow its result (carryInplaceWrite), and the value's own later readers are not static any
+// more. A write of static operands changes the value (later readers fold the new value); what it
+// held before is kept for a rerun (written_statics_).
+void Frontend::isolateFoldedWrite(jit::Node* n, jit::Stack& stack) {
+  const c10::FunctionSchema* schema = n->maybeSchema();
+  if (!schema) return;
+  bool any_dynamic = false;
+  for (auto* in : n->inputs()) any_dynamic = any_dynamic || !run_.statics.count(in);
+  const auto& args = schema->arguments();
+  for (size_t i = 0; i < args.size() && i < stack.size() && i < n->inputs().size(); ++i) {
+    const c10::AliasInfo* a = args[i].alias_info();
+    if (!a || !a->isWrite() || !stack[i].isTensor() || !run_.statics.count(n->input(i))) continue;
+    const at::Tensor& t = stack[i].toTensor();
+    if (!t.defined() || t.is_meta()) continue;
+    if (any_dynamic) {
+      if (i == 0 && n->outputs().size() == 1) run_.attribute_writes.emplace_back(t, n->output());
+      stack[i] = run_.meta_mode ? toMeta(stack[i]) : c10::IValue(t.clone());
+      run_.overwritten.insert(n->input(i));
+    } else if (std::none_of(written_statics_.begin(), written_statics_.end(),
+                            [&](const auto& w) { return w.first.is_same(t); })) {
+      written_statics_.emplace_back(t, t.clone());
+    }
+  }
+}
+
+// A read of a module's tensor that an earlier op wrote in place with input-dependent operands
+// (isolateFoldedWrite): the read is that op's result, when the op's block encloses the read.
+bool Frontend::readWrittenAttribute(jit::Node* n) {
+  const c10::IValue& v = run_.env.at(n->output());
+  if (!v.isTensor() || run_.attribute_writes.empty()) return false;
+  for (auto it = run_.attribute_writes.rbegin(); it != run_.attribute_writes.rend(); ++it) {
+    if (!it->first.is_same(v.toTensor())) continue;
+    jit::Value* written = it->second;
+    bool visible = false;
+    for (const jit::Block* b = n->owningBlock(); b && !visible; b = b->owningNode() ? b->owningNode()->owningBlock() : nullptr)
+      visible = b == written->node()->owningBlock();
+    if (!visible || !run_.env.count(written)) return false;
+    n->output()->replaceAllUsesWith(written);
+    run_.env[n->output()] = run_.env.at(written);
+    return true;
+  }
+  return false;
+}
+
 Status Frontend::execute(jit::Node* n) {
   using namespace c10;
   if (n->kind() == prim::Constant) {
@@ -52,6 +100,7 @@ Status Frontend::execute(jit::Node* n) {
     auto& o = obj.toObjectRef();
     if (name == "training" && o.type()->is_module()) run_.env[n->output()] = trainingFlag(obj);
     else run_.env[n->output()] = o.getAttr(name);
+    if (readWrittenAttribute(n)) return okStatus();
     auto pit = run_.paths.find(n->input());
     if (pit != run_.paths.end()) run_.paths[n->output()] = pit->second.empty() ? name : pit->second + "." + name;
     return okStatus();
@@ -153,6 +202,7 @@ Status Frontend::execute(jit::Node* n) {
     stack[1] = at::zeros_like(on);
   }
   if (run_.shadow_depth > 0) isolateWrites(n, stack);
+  else isolateFoldedWrite(n, stack);
   try {
     runOp(n, *op, stack);
   } catch (const MetaFallback&) {

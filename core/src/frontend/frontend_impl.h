@@ -39,6 +39,12 @@ struct ExampleRun {
   // What it learned of each value.
   std::unordered_map<jit::Value*, c10::IValue> env;  // example values (activations freed when dead)
   std::unordered_set<jit::Value*> statics;           // values that do not depend on the inputs
+  // Static values written in place by an op with an input-dependent operand (isolateFoldedWrite):
+  // folded as they were before the write; their later readers depend on the inputs.
+  std::unordered_set<jit::Value*> overwritten;
+  // Such writes into a module's tensor (a buffer), by the tensor written: a later read of the
+  // attribute (self.avg again) reads the write's result.
+  std::vector<std::pair<at::Tensor, jit::Value*>> attribute_writes;
   std::unordered_map<jit::Value*, std::string> paths;  // attribute paths from self (parameters)
   std::unordered_map<jit::Value*, ts::TensorMeta> meta;
   std::unordered_map<jit::Value*, std::vector<ts::TensorMeta>> elem_meta;  // lists and tuples of tensors
@@ -95,6 +101,8 @@ class Frontend {
   // execute_node.cpp
   c10::IValue trainingFlag(const c10::IValue& obj) const;
   Status execute(jit::Node* n);
+  void isolateFoldedWrite(jit::Node* n, jit::Stack& stack);
+  bool readWrittenAttribute(jit::Node* n);
   Status executeListOp(jit::Node* n);
   Error nodeError(const jit::Node* n, std::string code, std::string msg, std::string hint = {}) const;
 
@@ -126,6 +134,10 @@ class Frontend {
   std::shared_ptr<jit::Graph> graph_;
   std::string nested_refusal_;  // why lowerNestedFastPath left a nested op as it was
   ExampleRun run_;
+  // Tensors that do not depend on the inputs (buffers among them) as they were before the run
+  // first wrote into them in place: put back before a rerun (the meta run's fallback), so a
+  // buffer updated in forward is not updated twice.
+  std::vector<std::pair<at::Tensor, at::Tensor>> written_statics_;
 
   // Lowering.
   std::unique_ptr<ts::Graph> out_;

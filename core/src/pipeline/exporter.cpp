@@ -72,29 +72,40 @@ GraphView tsGraphView(const ts::Graph& g) {
 
 namespace {
 
-// Switches the module's training flags for a reference run and restores them afterwards, with
-// every attribute forward assigns (self.count += 1, self.cache = x): each reference run is a call
-// from the saved state, as the exported graph is (see pass_attribute_writes.h). Fake-quantize
-// observers left enabled are switched off for the run: an enabled observer updates its statistics
-// in place from every input (libtorch's own reruns then differ), while the export uses the
-// statistics as saved (warning observer-enabled); the reference computes what the file does.
-class TrainingGuard {
+// Every slot of the module and its submodules as it was, restored on destruction: attributes
+// forward assigns (self.count += 1, self.cache = x) and buffers it writes in place
+// (self.avg.mul_(0.9).add_(...)) are back as they were after each run, so every run (the export's
+// example run, each reference run) is a call from the saved state, as the exported graph is (see
+// pass_attribute_writes.h), and the user's model is left as it was. Buffers are swapped for copies
+// for the duration (one copy per tensor: a buffer shared by two modules stays shared); a buffer
+// over 64 MiB is left in place (such tables are not written by forward in practice).
+class ModuleSnapshot {
  public:
-  TrainingGuard(torch::jit::Module& m, TrainingMode mode) : m_(m), was_(m.is_training()) {
+  explicit ModuleSnapshot(torch::jit::Module& m) {
     save(m._ivalue());
-    if (mode == TrainingMode::Eval) m_.eval();
-    else if (mode == TrainingMode::Training) m_.train(true);
+    std::unordered_map<const c10::TensorImpl*, at::Tensor> copies;
+    torch::NoGradGuard no_grad;
     for (auto& [obj, slots] : saved_) {
       const auto& type = obj->type();
-      for (size_t i = 0; i < slots.size() && i < type->numAttributes(); ++i)
-        if (type->getAttributeName(i) == "observer_enabled" && slots[i].isTensor())
-          obj->setSlot(i, at::zeros_like(slots[i].toTensor()));  // a new tensor: the saved one is untouched
+      for (size_t i = 0; i < slots.size() && i < type->numAttributes(); ++i) {
+        if (!type->is_buffer(i) || !slots[i].isTensor()) continue;
+        const at::Tensor& t = slots[i].toTensor();
+        if (!t.defined() || t.is_meta() || t.nbytes() > (size_t{64} << 20)) continue;
+        auto it = copies.find(t.unsafeGetTensorImpl());
+        if (it == copies.end()) it = copies.emplace(t.unsafeGetTensorImpl(), t.clone()).first;
+        obj->setSlot(i, it->second);
+      }
     }
   }
-  ~TrainingGuard() {
+  ~ModuleSnapshot() {
     for (auto& [obj, slots] : saved_)
       for (size_t i = 0; i < slots.size() && i < obj->slots().size(); ++i) obj->setSlot(i, slots[i]);
-    m_.train(was_);
+  }
+  ModuleSnapshot(const ModuleSnapshot&) = delete;
+  ModuleSnapshot& operator=(const ModuleSnapshot&) = delete;
+
+  const std::vector<std::pair<c10::intrusive_ptr<c10::ivalue::Object>, std::vector<c10::IValue>>>& saved() const {
+    return saved_;
   }
 
  private:
@@ -106,9 +117,32 @@ class TrainingGuard {
       if (v.isObject() && v.toObjectRef().type()->is_module()) save(v.toObject());
   }
 
+  std::vector<std::pair<c10::intrusive_ptr<c10::ivalue::Object>, std::vector<c10::IValue>>> saved_;
+};
+
+// Switches the module's training flags for a reference run and restores them afterwards, with the
+// module's state (ModuleSnapshot). Fake-quantize observers left enabled are switched off for the
+// run: an enabled observer updates its statistics in place from every input (libtorch's own reruns
+// then differ), while the export uses the statistics as saved (warning observer-enabled); the
+// reference computes what the file does.
+class TrainingGuard {
+ public:
+  TrainingGuard(torch::jit::Module& m, TrainingMode mode) : m_(m), was_(m.is_training()), snapshot_(m) {
+    if (mode == TrainingMode::Eval) m_.eval();
+    else if (mode == TrainingMode::Training) m_.train(true);
+    for (auto& [obj, slots] : snapshot_.saved()) {
+      const auto& type = obj->type();
+      for (size_t i = 0; i < slots.size() && i < type->numAttributes(); ++i)
+        if (type->getAttributeName(i) == "observer_enabled" && slots[i].isTensor())
+          obj->setSlot(i, at::zeros_like(slots[i].toTensor()));  // a new tensor: the saved one is untouched
+    }
+  }
+  ~TrainingGuard() { m_.train(was_); }  // before snapshot_'s destructor restores the slots
+
+ private:
   torch::jit::Module& m_;
   bool was_;
-  std::vector<std::pair<c10::intrusive_ptr<c10::ivalue::Object>, std::vector<c10::IValue>>> saved_;
+  ModuleSnapshot snapshot_;
 };
 
 void flattenIValue(const c10::IValue& v, std::vector<at::Tensor>& out) {
@@ -312,6 +346,7 @@ Result<GraphView> Model::savedGraph() const {
 Result<GraphView> Model::inspect(const ExportOptions& options, const ProgressFn& progress,
                                  const CancelToken& cancel) const {
   std::lock_guard<std::mutex> lock(impl_->mutex);
+  ModuleSnapshot snapshot(impl_->module);
   OXPORT_ASSIGN(ExampleArgs args, buildExampleArgs(impl_->module, options));
   OXPORT_ASSIGN(FrontendResult fr, runFrontend(impl_->module, args, options, progress, cancel));
   return tsGraphView(*fr.graph);
@@ -321,6 +356,7 @@ Result<ExportResult> Model::exportOnnx(const ExportOptions& options, const Outpu
                                        const ProgressFn& progress, const CancelToken& cancel,
                                        const PassTrace* trace) const {
   std::lock_guard<std::mutex> lock(impl_->mutex);
+  ModuleSnapshot snapshot(impl_->module);
   ExportState state(*impl_, options, out, progress, cancel);
   OXPORT_TRY(runPipeline(state, trace));
   return std::move(state.result);
