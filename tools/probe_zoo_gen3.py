@@ -1011,3 +1011,153 @@ GEN3 = [
     ("nhits_pool_interp", lambda: Spec(NHiTS(), ["3x48"], ["insample_y"], ["insample_y:0=b"])),
     ("quantile_pinball", lambda: Spec(QuantileDistill(), ["6x10", "6:float32"], ["x", "y"], ["x:0=b", "y:0=b"])),
 ]
+
+
+# ================================================================ second batch
+def extract(a, t, x_shape):
+    """lucidrains denoising-diffusion-pytorch: a.gather(-1, t).reshape(b, 1, 1, 1)."""
+    b, *_ = t.shape
+    out = a.gather(-1, t)
+    return out.reshape(b, *((1,) * (len(x_shape) - 1)))
+
+
+class DDPMQSample(nn.Module):
+    """q_sample + predict_start_from_noise with cosine-schedule buffers, noise as an input."""
+
+    def __init__(self, T=100):
+        super().__init__()
+        steps = T + 1
+        x = torch.linspace(0, T, steps, dtype=torch.float64)
+        ac = torch.cos(((x / T) + 0.008) / 1.008 * math.pi * 0.5) ** 2
+        ac = ac / ac[0]
+        betas = torch.clip(1 - (ac[1:] / ac[:-1]), 0, 0.999)
+        alphas_cumprod = torch.cumprod(1.0 - betas, dim=0)
+        self.register_buffer("sqrt_alphas_cumprod", torch.sqrt(alphas_cumprod).float())
+        self.register_buffer("sqrt_one_minus_alphas_cumprod", torch.sqrt(1.0 - alphas_cumprod).float())
+        self.register_buffer("sqrt_recip_alphas_cumprod", torch.sqrt(1.0 / alphas_cumprod).float())
+        self.register_buffer("sqrt_recipm1_alphas_cumprod", torch.sqrt(1.0 / alphas_cumprod - 1).float())
+        self.net = nn.Conv2d(3, 3, 3, padding=1)
+
+    def forward(self, x_start, t, noise):
+        x_t = extract(self.sqrt_alphas_cumprod, t, x_start.shape) * x_start + \
+            extract(self.sqrt_one_minus_alphas_cumprod, t, x_start.shape) * noise
+        pred_noise = self.net(x_t)
+        x0 = extract(self.sqrt_recip_alphas_cumprod, t, x_t.shape) * x_t - \
+            extract(self.sqrt_recipm1_alphas_cumprod, t, x_t.shape) * pred_noise
+        return x0.clamp(-1.0, 1.0), F.mse_loss(pred_noise, noise)
+
+
+class VQEMAOneHot(nn.Module):
+    """zalandoresearch / VQ-VAE-2 style: distances, argmin, one-hot by scatter_, matmul with the codebook."""
+
+    def __init__(self, K=32, D=8):
+        super().__init__()
+        self._embedding = nn.Embedding(K, D)
+        self._embedding.weight.data.normal_()
+        self.K, self.D = K, D
+
+    def forward(self, inputs):
+        inputs = inputs.permute(0, 2, 3, 1).contiguous()
+        input_shape = inputs.shape
+        flat_input = inputs.view(-1, self.D)
+        distances = (torch.sum(flat_input ** 2, dim=1, keepdim=True) + torch.sum(self._embedding.weight ** 2, dim=1)
+                     - 2 * torch.matmul(flat_input, self._embedding.weight.t()))
+        encoding_indices = torch.argmin(distances, dim=1).unsqueeze(1)
+        encodings = torch.zeros(encoding_indices.shape[0], self.K, device=inputs.device)
+        encodings.scatter_(1, encoding_indices, 1)
+        quantized = torch.matmul(encodings, self._embedding.weight).view(input_shape)
+        e_latent_loss = F.mse_loss(quantized.detach(), inputs)
+        quantized = inputs + (quantized - inputs).detach()
+        avg_probs = torch.mean(encodings, dim=0)
+        perplexity = torch.exp(-torch.sum(avg_probs * torch.log(avg_probs + 1e-10)))
+        return quantized.permute(0, 3, 1, 2).contiguous(), 0.25 * e_latent_loss, perplexity
+
+
+class NeuMF(nn.Module):
+    """NCF NeuMF: GMF (elementwise product) + MLP towers over user/item embeddings."""
+
+    def __init__(self, users=50, items=80, f=8):
+        super().__init__()
+        self.eu_gmf, self.ei_gmf = nn.Embedding(users, f), nn.Embedding(items, f)
+        self.eu_mlp, self.ei_mlp = nn.Embedding(users, 2 * f), nn.Embedding(items, 2 * f)
+        self.mlp = mlp([4 * f, 2 * f, f], last_act=True)
+        self.predict = nn.Linear(2 * f, 1)
+
+    def forward(self, user, item):
+        gmf = self.eu_gmf(user) * self.ei_gmf(item)
+        m = self.mlp(torch.cat((self.eu_mlp(user), self.ei_mlp(item)), -1))
+        return self.predict(torch.cat((gmf, m), -1)).view(-1)
+
+
+class GINGlobalPool(nn.Module):
+    """GIN with (1 + eps) x + sum of neighbours (index_add_), global mean pool by a `batch` vector."""
+
+    def __init__(self, f=8, h=16, graphs: int = 2):
+        super().__init__()
+        self.eps = nn.Parameter(torch.zeros(1))
+        self.nn1 = mlp([f, h, h])
+        self.graphs = graphs
+        self.lin = nn.Linear(h, 1)
+
+    def forward(self, x, edge_index, batch):
+        agg = torch.zeros_like(x).index_add_(0, edge_index[1], x[edge_index[0]])
+        h = F.relu(self.nn1((1 + self.eps) * x + agg))
+        size = int(batch.max().item() + 1) if self.graphs < 0 else self.graphs
+        pooled = torch.zeros(size, h.size(1)).index_add_(0, batch, h)
+        count = torch.zeros(size).index_add_(0, batch, torch.ones_like(batch, dtype=torch.float))
+        return self.lin(pooled / count.clamp(min=1).unsqueeze(1))
+
+
+class ScoreSDE(nn.Module):
+    """Song's score-based SDE tutorial: GaussianFourierProjection of a float time input and
+    marginal_prob_std(t) = sqrt((sigma^(2t) - 1) / (2 log sigma)) dividing the output."""
+
+    def __init__(self, embed_dim=16, sigma=25.0):
+        super().__init__()
+        self.W = nn.Parameter(torch.randn(embed_dim // 2) * 30.0, requires_grad=False)
+        self.dense = nn.Linear(embed_dim, 8)
+        self.conv = nn.Conv2d(1, 8, 3, padding=1)
+        self.out = nn.Conv2d(8, 1, 3, padding=1)
+        self.sigma = sigma
+
+    def forward(self, x, t):
+        x_proj = t[:, None] * self.W[None, :] * 2 * math.pi
+        embed = F.silu(self.dense(torch.cat([torch.sin(x_proj), torch.cos(x_proj)], dim=-1)))
+        h = self.out(F.silu(self.conv(x) + embed[:, :, None, None]))
+        std = torch.sqrt((self.sigma ** (2 * t) - 1.) / 2. / math.log(self.sigma))
+        return h / std[:, None, None, None]
+
+
+class HoltWinters(nn.Module):
+    """Exponential smoothing (level + trend) as a scripted loop over time; learned smoothing by sigmoid."""
+
+    def __init__(self):
+        super().__init__()
+        self.alpha = nn.Parameter(torch.tensor(0.0))
+        self.beta = nn.Parameter(torch.tensor(-1.0))
+
+    def forward(self, y):
+        a, b = torch.sigmoid(self.alpha), torch.sigmoid(self.beta)
+        level = y[:, 0]
+        trend = y[:, 1] - y[:, 0]
+        fitted = [level]
+        for i in range(1, y.size(1)):
+            prev = level
+            level = a * y[:, i] + (1 - a) * (level + trend)
+            trend = b * (level - prev) + (1 - b) * trend
+            fitted.append(level + trend)
+        return torch.stack(fitted, 1), level + trend
+
+
+GEN3 += [
+    ("ddpm_extract_qsample", lambda: Spec(DDPMQSample(), ["2x3x8x8", np.array([5, 77], np.int64), "2x3x8x8"],
+                                          ["x_start", "t", "noise"], ["x_start:0=b,2=h,3=w", "t:0=b", "noise:0=b,2=h,3=w"])),
+    ("vq_ema_onehot", lambda: Spec(VQEMAOneHot(), ["2x8x4x4"], ["x"], ["x:0=b,2=h,3=w"])),
+    ("neumf", lambda: Spec(NeuMF(), [ids(6, 50, 12), ids(6, 80, 13)], ["user", "item"], ["user:0=b", "item:0=b"])),
+    ("gin_global_pool", lambda: Spec(GINGlobalPool(), ["10x8", ids((2, 24), 10, 14),
+                                                       np.array([0] * 6 + [1] * 4, np.int64)],
+                                     ["x", "edge_index", "batch"], ["x:0=n", "edge_index:1=e", "batch:0=n"])),
+    ("score_sde_fourier_time", lambda: Spec(ScoreSDE(), ["2x1x8x8", "2:float32:rand"], ["x", "t"],
+                                            ["x:0=b,2=h,3=w", "t:0=b"])),
+    ("holt_winters_loop", lambda: Spec(HoltWinters(), ["3x12"], ["y"], ["y:0=b,1=t"])),
+]
