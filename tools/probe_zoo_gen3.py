@@ -16,6 +16,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from probe_zoo import Spec
+from probe_zoo_vision import timestep_embedding  # the diffusion UNet's sinusoidal embedding
 
 
 def ids(shape, high, seed=0, low=0):
@@ -262,13 +263,6 @@ class VectorQuantizer(nn.Module):
         z_q = z + (z_q - z).detach()
         z_q = z_q.permute(0, 3, 1, 2).contiguous()
         return self.dec(z_q), loss, min_encoding_indices.view(z.shape[0], -1)
-
-
-def timestep_embedding(timesteps, dim: int, max_period: int = 10000):
-    half = dim // 2
-    freqs = torch.exp(-math.log(max_period) * torch.arange(start=0, end=half, dtype=torch.float32) / half)
-    args = timesteps[:, None].float() * freqs[None]
-    return torch.cat([torch.cos(args), torch.sin(args)], dim=-1)
 
 
 class DDIMStep(nn.Module):
