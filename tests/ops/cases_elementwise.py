@@ -55,3 +55,21 @@ CASES += [
     case("bool_max_min", lambda a, b: (torch.max(a, b), torch.min(a, b), torch.maximum(a, b), torch.minimum(a, b)),
          [BOOL_A, BOOL_B], opsets=(9, 11, 13, 17)),
 ]
+
+
+# Found by the probe sweep (probe3n, VQ-VAE's traced loss): a Python number traced into add/sub/
+# mul/div is a 0-dim float64/int64 constant; the loaded model runs it as a Scalar (libtorch's
+# executor canonicalizes it), so `x.mean() * 0.25` and `int_ids * 0.5` are float32, not float64.
+class ListRepeatCat(torch.nn.Module):
+    def forward(self, x, t):
+        return torch.cat([x] * 2), torch.cat([t, t] * 3), x.new_zeros([2] * 2)
+
+
+CASES += [
+    case("traced_number_constant_is_scalar",
+         lambda x, i: (x.mean() * 0.25, x.sum() + 2.5, 1.5 - x.amax(), x.amin() / 3.0, i * 0.5, i.sum() - 2),
+         [T(2, 3), T(2, 3, dtype="int64", fill="arange")], opsets=(9, 11, 17), dynamic={0: [0], 1: [0]}),
+    # list * int (aten::mul.left_t), scripted: classifier-free guidance's torch.cat([x] * 2).
+    case("list_repeat_cat_scripted", ListRepeatCat(), [T(2, 3), T(1, 3, seed=1)], script=True, opsets=(11, 17),
+         dynamic={0: [0]}),
+]

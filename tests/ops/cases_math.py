@@ -86,6 +86,11 @@ CASES = [
     case("linalg_det", lambda a: torch.linalg.det(a), [Npy(well_conditioned((2, 3, 3), 7))], opsets=(11, 13, 17),
          dynamic={0: [0]}),
     case("logdet", lambda a: torch.logdet(a), [Npy(well_conditioned((3, 3), 8))], opsets=(11, 13)),
+    # Found by the probe sweep (probe3n: Gaussian log-likelihood, Glow): slogdet on a matrix from the
+    # inputs, determinants of both signs.
+    case("slogdet_signs", lambda a: tuple(torch.linalg.slogdet(a)) + tuple(torch.slogdet(a * 2)),
+         [Npy(well_conditioned((3, 3, 3), 9) * np.array([1, -1, 1], np.float32).reshape(3, 1, 1) @
+              np.array([[0, 1, 0], [1, 0, 0], [0, 0, 1]], np.float32))], opsets=(11, 13, 17), dynamic={0: [0]}),
     # Below opset 11 (no Det) the elimination is unrolled (ops_linalg_small.cpp, cases_linalg_small.py).
     case("det_opset9", lambda a: torch.linalg.det(a), [T(3, 3)], opsets=(9,)),
     case("weight_norm", torch.nn.utils.weight_norm(torch.nn.Linear(4, 3)), [T(2, 4)], opsets=(9, 13)),

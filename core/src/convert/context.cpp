@@ -140,6 +140,16 @@ Result<std::vector<const Value*>> Context::listElements(const Value* v) {
     elems.insert(elems.end(), tail.begin(), tail.end());
     return elems;
   }
+  if (v->producer && v->producer->kind == "aten::mul" && v->type == ts::ValueType::List &&
+      v->producer->inputs.size() == 2) {
+    // list * n (aten::mul.left_t / right_), e.g. torch.cat([x] * 2) scripted
+    const bool left = v->producer->inputs[0]->type == ts::ValueType::List;
+    OXPORT_ASSIGN(auto once, listElements(v->producer->inputs[left ? 0 : 1]));
+    OXPORT_ASSIGN(int64_t times, constInt(v->producer->inputs[left ? 1 : 0]));
+    std::vector<const Value*> elems;
+    for (int64_t i = 0; i < times; ++i) elems.insert(elems.end(), once.begin(), once.end());
+    return elems;
+  }
   if (v->constant && v->constant->isList()) {
     auto it = const_list_elems_.find(v);
     if (it != const_list_elems_.end()) return it->second;

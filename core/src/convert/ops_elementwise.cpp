@@ -47,6 +47,27 @@ Status listConcat(Context& ctx, const Node& n) {
   return ctx.error("unsupported-list", std::string("joining lists of ") + ts::valueTypeName(elem));
 }
 
+// aten::mul.left_t(t[] l, int n) / mul.right_(int n, t[] l): the list repeated n times
+// (`torch.cat([x] * 2)`, classifier-free guidance's batch doubling, scripted).
+Status listRepeat(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
+  const Value* l = args.in("l", 0);
+  OXPORT_ASSIGN(int64_t times, args.constInt("n", 1));
+  if (l->elem_type == ts::ValueType::Int) {
+    OXPORT_ASSIGN(std::string t, ctx.intsTensor(l));
+    if (times <= 0) return bindOut(ctx, n, ctx.slice(t, {0}, {0}, {0}));
+    return bindOut(ctx, n, times == 1 ? t : ctx.emit1("Concat", std::vector<std::string>(times, t), {attrInt("axis", 0)}));
+  }
+  if (l->elem_type != ts::ValueType::Tensor || ctx.isSequence(l))
+    return ctx.error("unsupported-form", "repeating list %" + l->name + " (list * int) has no ONNX form here",
+                     "write the list out, or torch.cat / repeat the tensors");
+  OXPORT_ASSIGN(auto elems, ctx.tensorList(l));
+  std::vector<std::string> out;
+  for (int64_t i = 0; i < times; ++i) out.insert(out.end(), elems.begin(), elems.end());
+  ctx.bindList(n.output(0), out);
+  return okStatus();
+}
+
 ConvertFn addSub(const std::string& op, bool reverse = false) {
   return [op, reverse](Context& ctx, const Node& n) -> Status {
     const Args args(ctx, n);
@@ -310,6 +331,7 @@ void registerElementwiseOps(Registry& r) {
   // bool * bool is logical and in PyTorch; ONNX has no Mul for bool.
   addAll(r, {"aten::mul", "aten::mul_"}, [](Context& ctx, const Node& n) -> Status {
     const Args args(ctx, n);
+    if (args.has("l")) return listRepeat(ctx, n);
     OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {args.in({"self", "a"}, 0), args.in({"other", "b"}, 1)}));
     return bindOut(ctx, n, ctx.emit1(n.output(0)->meta.dtype == DType::Bool ? "And" : "Mul", ins));
   });

@@ -395,6 +395,17 @@ ConvertFn convertDet(bool take_log) {
   };
 }
 
+// slogdet(self) / linalg_slogdet(A) -> (sign, logabsdet): Sign and Log(Abs) of Det; a singular
+// matrix gives (0, -inf) as in PyTorch.
+Status convertSlogdet(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in({"self", "A"}, 0)));
+  const std::string d = ctx.emit1("Det", {x});
+  ctx.bind(n.output(0), ctx.emit1("Sign", {d}));
+  ctx.bind(n.output(1), ctx.emit1("Log", {ctx.emit1("Abs", {d})}));
+  return okStatus();
+}
+
 // _weight_norm(v, g, dim=0) = v * g / ||v|| over every dim but `dim` (over all when dim == -1).
 Status convertWeightNorm(Context& ctx, const Node& n) {
   const Args args(ctx, n);
@@ -489,6 +500,7 @@ void registerMathOps(Registry& r) {
   // Below opset 11 det/logdet are unrolled eliminations (ops_linalg_small.cpp).
   addAll(r, {"aten::linalg_det", "aten::det"}, convertDet(false), 11);
   r.add("aten::logdet", convertDet(true), 11);
+  addAll(r, {"aten::slogdet", "aten::linalg_slogdet"}, convertSlogdet, 11);
   r.add("aten::_weight_norm", convertWeightNorm);
   r.add("aten::native_layer_norm", convertNativeLayerNorm);
   r.add("aten::conv_tbc", convertConvTbc);

@@ -13,6 +13,7 @@
 #include "frontend/pass_export_constants.h"
 #include "frontend/pass_list_mutation.h"
 #include "frontend/pass_nested_tensor.h"
+#include "frontend/pass_scalar_constants.h"
 #include "frontend/pass_unroll_list_loops.h"
 #include "frontend/pass_view_writes.h"
 
@@ -60,6 +61,8 @@ Result<FrontendResult> Frontend::run() {
   // No grad, no autocast, the training option, the modules' flags, the inputs' dtype, rank and
   // device, None-ness of Optional arguments: the fast paths they rule out go before anything runs.
   foldExportConstants(graph_, module_._ivalue(), options_.training);
+  // `x.mean() * 0.25` traced: the 0-dim float64 constant is a Scalar, as the loaded model runs it.
+  scalarizeTensorConstants(*graph_);
   // nn.TransformerEncoder's nested-tensor fast path: its test on the mask and the padded path.
   nested_refusal_ = lowerNestedFastPath(graph_, module_._ivalue(), options_.training);
   functionalizeViewWrites(*graph_);  // y[:, i] = v and friends, before the mutation passes
