@@ -37,8 +37,6 @@ CASES = [
     case("qr_1xn", lambda a: torch.linalg.qr(a), [T(2, 1, 3, seed=7)], opsets=(9, 17)),
     case("qr_too_large", lambda a: torch.linalg.qr(a), [T(9, 4)], opsets=(17,), expect="error:unsupported-form",
          operator_export_type="ONNX"),
-    case("qr_int_refused", lambda a: torch.linalg.qr(a), [T(3, 3, dtype="int64")], opsets=(17,),
-         expect="error:unsupported-form", operator_export_type="ONNX"),
     case("pinv_tall", lambda a: torch.linalg.pinv(a), [T(2, 5, 3, seed=8)], opsets=ALL, dynamic={0: [0]}),
     case("pinv_wide", lambda a: torch.linalg.pinv(a), [T(4, 2, 5, seed=9)], opsets=(9, 17)),
     case("pinverse_square", lambda a: torch.pinverse(a), [T(3, 3, seed=10)], opsets=(9, 17)),

@@ -460,6 +460,8 @@ void registerSpectralOps(Registry& r) {
   for (const auto& [kind, op] : ffts) {
     const FftOp o = op;
     r.addComplex(kind, [o](Context& ctx, const Node& n) { return convertFft(ctx, n, o); });
+    // irfft*/hfft* of a real tensor (a spectrum with no imaginary part) reads no complex value.
+    if (o.last == Kind::C2R) r.add(kind, [o](Context& ctx, const Node& n) { return convertFft(ctx, n, o); });
   }
   r.add("aten::fft_fftshift", [](Context& ctx, const Node& n) { return convertFftShift(ctx, n, false); });
   r.add("aten::fft_ifftshift", [](Context& ctx, const Node& n) { return convertFftShift(ctx, n, true); });
