@@ -72,8 +72,7 @@ Status convertNdtr(Context& ctx, const Node& n) {
 }  // namespace
 
 void registerFloatTestOps(Registry& r) {
-  r.add("aten::isposinf", convertIsSignedInf(true));
-  r.add("aten::isneginf", convertIsSignedInf(false));
+  for (bool positive : {true, false}) r.add(positive ? "aten::isposinf" : "aten::isneginf", convertIsSignedInf(positive));
   r.add("aten::isreal", convertIsReal);
   r.add("aten::logaddexp2", convertLogaddexp2);
   r.add("aten::special_xlog1py", convertXlog1py);
