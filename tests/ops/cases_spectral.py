@@ -43,6 +43,9 @@ CASES = [
     case("stft_no_center_no_window_twosided",
          Fn(lambda x: R(torch.stft(x, 8, center=False, onesided=False, return_complex=True))),
          [T(1, 40)], opsets=OPS, tolerance=tol(8)),
+    # The signal's length dynamic: the frame count follows it (ONNX STFT at 17, the Conv1d below).
+    case("stft_dynamic_length", Fn(lambda x: R(torch.stft(x, 16, 4, window=HANN, return_complex=True))),
+         [T(2, 96)], opsets=OPS, tolerance=tol(16), dynamic={0: [1]}),
 ]
 
 import os  # noqa: E402
@@ -82,4 +85,28 @@ CASES += [
     case("istft_roundtrip_center", StftRoundTrip(16, 4, 16, True), [T(2, 64)], opsets=OPS, tolerance=tol(16)),
     case("istft_odd_win_length", StftRoundTrip(15, 3, 12, True, length=50), [T(1, 57)], opsets=OPS,
          tolerance=tol(15)),
+]
+
+C = torch.view_as_complex
+# hfft* = irfft*(conj x) and ihfft* = conj(rfft*(x)) with the dual norm; fftfreq/rfftfreq of the
+# input's length (dynamic: verified at other lengths, odd and even).
+CASES += [
+    case("fft_hfft", Fn(lambda x: torch.fft.hfft(C(x))), [T(2, 5, 2)], opsets=OPS, tolerance=tol(8), dynamic={0: [0]}),
+    case("fft_hfft_n_ortho", Fn(lambda x: torch.fft.hfft(C(x), n=7, dim=0, norm="ortho")), [T(5, 3, 2)], opsets=OPS,
+         tolerance=tol(7)),
+    case("fft_hfft_real_input", Fn(lambda x: torch.fft.hfft(x, norm="forward")), [T(3, 6)], opsets=OPS, tolerance=tol(10)),
+    case("fft_ihfft", Fn(lambda x: torch.stack((torch.fft.ihfft(x).real, torch.fft.ihfft(x).imag), -1)), [T(3, 8)],
+         opsets=OPS, tolerance=tol(8)),
+    case("fft_ihfft_n_forward", Fn(lambda x: R(torch.fft.ihfft(x, n=9, norm="forward").resolve_conj())), [T(2, 7)], opsets=OPS,
+         tolerance=tol(9)),
+    case("fft_hfft_ihfft_roundtrip", Fn(lambda x: torch.fft.hfft(torch.fft.ihfft(x), n=x.shape[-1])), [T(2, 11)],
+         opsets=OPS, tolerance=tol(11)),
+    case("fft_hfft2", Fn(lambda x: torch.fft.hfft2(C(x))), [T(2, 4, 5, 2)], opsets=OPS, tolerance=tol(32)),
+    case("fft_ihfft2", Fn(lambda x: torch.fft.ihfft2(x, norm="ortho").abs()), [T(4, 6)], opsets=OPS, tolerance=tol(24)),
+    case("fft_hfftn_ihfftn", Fn(lambda x: torch.fft.hfftn(torch.fft.ihfftn(x) * 2.0, s=x.shape)), [T(3, 4, 6)],
+         opsets=OPS, tolerance=tol(72)),
+    case("fft_fftfreq_dynamic_n", Fn(lambda x: x * torch.fft.fftfreq(x.shape[-1], 0.5)), [T(3, 7)], opsets=OPS,
+         dynamic={0: [1]}),
+    case("fft_rfftfreq_dynamic_n", Fn(lambda x: torch.fft.rfftfreq(x.shape[-1], 0.1) * x.mean()), [T(2, 8)],
+         opsets=OPS, dynamic={0: [1]}),
 ]

@@ -1,9 +1,10 @@
-// Spectral ops: torch.fft (fft, ifft, rfft, irfft and their 2-D / n-D forms, fftshift) and stft,
+// Spectral ops: torch.fft (fft, ifft, rfft, irfft, hfft, ihfft and their 2-D / n-D forms, fftshift,
+// fftfreq/rfftfreq of a size known at run time) and stft,
 // exact at every opset as products with constant DFT matrices: along each transformed axis the
 // signal (moved last) is multiplied by cos/sin matrices of its length, the norm ("backward",
 // "forward", "ortho") and n/s trimming (zero rows) or padding (rows past the input are never read)
 // folded into them. stft frames with a Conv1d whose weights are the windowed DFT basis (stride hop)
-// after the center pad. Complex results are (real, imag) pairs (complex_pair.h). The sizes along
+// after the center pad (ONNX STFT from opset 17). Complex results are (real, imag) pairs (complex_pair.h). The sizes along
 // transformed axes are baked into the matrices, as the DFT length is. From opset 17 the complex-valued
 // transforms are ONNX DFT nodes; a complex-to-real one (irfft) stays a product, which DFT cannot say.
 #include <cmath>
@@ -90,8 +91,9 @@ Status dft1(Context& ctx, Signal& s, int axis, int64_t n, Kind kind, bool invers
         ai[static_cast<size_t>(k * n + t)] = -w * std::sin(th) * scale;
       }
     }
-    std::string y = ctx.emit1("Add", {ctx.emit1("MatMul", {re, matrix(ctx, ar, len, n, s.dt)}),
-                                      ctx.emit1("MatMul", {im, matrix(ctx, ai, len, n, s.dt)})});
+    // A real spectrum (irfft/hfft of a real tensor) has no imaginary part to add.
+    std::string y = ctx.emit1("MatMul", {re, matrix(ctx, ar, len, n, s.dt)});
+    if (!im.empty()) y = ctx.emit1("Add", {y, ctx.emit1("MatMul", {im, matrix(ctx, ai, len, n, s.dt)})});
     s.x = swapLast(ctx, y, rank, axis);
     s.cplx = false;
     s.shape[static_cast<size_t>(axis)] = n;
@@ -147,7 +149,17 @@ struct FftOp {
   bool inverse;
   Kind last;  // the kind of the last transformed axis (R2C for rfft*, C2R for irfft*, C2C else)
   int dims;   // 1, 2 or 0 (n-D)
+  // hfft* = irfft*(conj(x)) and ihfft* = conj(rfft*(x)), each with the dual norm (backward <->
+  // forward), as torch defines them.
+  bool hermitian = false;
 };
+
+// The complex conjugate of a pair: the imaginary part negated.
+std::string conjPair(Context& ctx, const std::string& x, DType dt) {
+  const std::vector<double> sign = {1.0, -1.0};
+  if (dt == DType::Float64) return ctx.emit1("Mul", {x, ctx.constant(HostTensor::fromVector(dt, {2}, sign))});
+  return ctx.emit1("Mul", {x, ctx.constant(HostTensor::fromVector(dt, {2}, std::vector<float>(sign.begin(), sign.end())))});
+}
 
 // fft_* (self, n | s, dim, norm): the axes in order; for rfft the real axis is the last, done first;
 // for irfft the last axis (complex to real) is done last, as torch does.
@@ -187,6 +199,8 @@ Status convertFft(Context& ctx, const Node& n, FftOp op) {
   if (args.has("norm", 3)) {
     OXPORT_ASSIGN(norm, args.constString("norm", 3));
   }
+  if (op.hermitian && norm != "ortho") norm = norm == "forward" ? "backward" : "forward";
+  if (op.hermitian && s.cplx) s.x = conjPair(ctx, s.x, s.dt);
   for (auto& d : dims) d = ctx.normDim(d, rank);
   if (!sizes.empty() && sizes.size() != dims.size())
     return ctx.error("unsupported-form", n.kind + ": s and dim differ in length");
@@ -206,10 +220,30 @@ Status convertFft(Context& ctx, const Node& n, FftOp op) {
                     op.inverse, false, norm));
   }
   if (op.last == Kind::C2R) {
-    if (!s.cplx) return ctx.error("unsupported-form", n.kind + " of a real tensor");
     OXPORT_TRY(dft1(ctx, s, static_cast<int>(dims[last]), lenOf(last, Kind::C2R), Kind::C2R, op.inverse, false, norm));
   }
-  return bindOut(ctx, n, s.x);
+  return bindOut(ctx, n, op.hermitian && s.cplx ? conjPair(ctx, s.x, s.dt) : s.x);
+}
+
+// fft_fftfreq(n, d) / fft_rfftfreq(n, d) with n from the input's sizes (a constant n is folded
+// before conversion): arange(n) with the upper half, from (n + 1) / 2, shifted by -n (fftfreq), or
+// arange(n / 2 + 1) (rfftfreq), times 1 / (n d), as torch computes them.
+Status convertFftFreq(Context& ctx, const Node& n, bool onesided) {
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string len, ctx.tensorOfType(args.in("n", 0), DType::Int64));
+  len = ctx.reshape(len, {});
+  double d = 1.0;
+  if (args.has("d", 1)) { OXPORT_ASSIGN(d, args.constDouble("d", 1)); }
+  const DType dt = n.output(0)->meta.dtype;
+  const std::string two = ctx.constInt64s({2}, true), one = ctx.constInt64s({1}, true);
+  std::string k = arangeOf(ctx, onesided ? ctx.emit1("Add", {ctx.emit1("Div", {len, two}), one}) : len);
+  if (!onesided) {
+    std::string half = ctx.emit1("Div", {ctx.emit1("Add", {len, one}), two});
+    std::string upper = ctx.cast(ctx.emit1("Not", {ctx.emit1("Less", {k, half})}), DType::Int64);
+    k = ctx.emit1("Sub", {k, ctx.emit1("Mul", {upper, len})});
+  }
+  std::string scale = ctx.emit1("Reciprocal", {ctx.emit1("Mul", {ctx.cast(len, dt), ctx.constScalar(d, dt)})});
+  return bindOut(ctx, n, ctx.emit1("Mul", {ctx.cast(k, dt), scale}));
 }
 
 // fftshift / ifftshift of a real tensor (a complex one goes through ops_complex's per-part form):
@@ -270,8 +304,9 @@ Result<FrameArgs> frameArgs(Context& ctx, const Args& args) {
 }
 
 // stft(self, n_fft, hop_length, win_length, window, [center, pad_mode,] normalized, onesided,
-// return_complex): Conv1d of the (center-padded) signal with the windowed DFT basis, stride hop;
-// [B, 2F, T] -> [B, F, T, 2], the pair layout and return_complex=False's result alike.
+// return_complex): below opset 17 a Conv1d of the (center-padded) signal with the windowed DFT
+// basis, stride hop; [B, 2F, T] -> [B, F, T, 2], the pair layout and return_complex=False's result
+// alike. From opset 17 ONNX's STFT.
 Status convertStft(Context& ctx, const Node& n) {
   const Args args(ctx, n);
   const Value* self = args.in("self", 0);
@@ -307,8 +342,20 @@ Status convertStft(Context& ctx, const Node& n) {
             ? ctx.emit1("Pad", {x, ctx.constInt64s(pads)}, {attrString("mode", mode)})
             : ctx.emit1("Pad", {x}, {attrString("mode", mode), attrInts("pads", pads)});
   }
-  const int64_t f = onesided ? nfft / 2 + 1 : nfft;
   const double scale = normalized ? 1.0 / std::sqrt(static_cast<double>(nfft)) : 1.0;
+  if (ctx.opset() >= 17) {
+    // ONNX STFT over frames of n_fft with the window (the norm's scale folded in): ONNX Runtime
+    // runs it and matches libtorch; [B, L, 1] -> [B, T, F, 2] -> [B, F, T, 2].
+    std::vector<double> w(window);
+    for (double& v : w) v *= scale;
+    std::string win = ctx.reshape(matrix(ctx, w, 1, nfft, dt), {nfft});
+    std::string sig = ctx.emit1("Transpose", {x}, {attrInts("perm", {0, 2, 1})});
+    std::string y = ctx.emit1("STFT", {sig, ctx.constInt64s({hop}, true), win, ctx.constInt64s({nfft}, true)},
+                              {attrInt("onesided", onesided ? 1 : 0)});
+    y = ctx.emit1("Transpose", {y}, {attrInts("perm", {0, 2, 1, 3})});
+    return bindOut(ctx, n, batched ? y : ctx.squeeze(y, {0}));
+  }
+  const int64_t f = onesided ? nfft / 2 + 1 : nfft;
   std::vector<double> basis(static_cast<size_t>(2 * f * nfft));
   for (int64_t k = 0; k < f; ++k)
     for (int64_t j = 0; j < nfft; ++j) {
@@ -406,13 +453,20 @@ void registerSpectralOps(Registry& r) {
       {"aten::fft_rfft2", {false, Kind::R2C, 2}},  {"aten::fft_irfft2", {true, Kind::C2R, 2}},
       {"aten::fft_fftn", {false, Kind::C2C, 0}},   {"aten::fft_ifftn", {true, Kind::C2C, 0}},
       {"aten::fft_rfftn", {false, Kind::R2C, 0}},  {"aten::fft_irfftn", {true, Kind::C2R, 0}},
+      {"aten::fft_hfft", {true, Kind::C2R, 1, true}},   {"aten::fft_ihfft", {false, Kind::R2C, 1, true}},
+      {"aten::fft_hfft2", {true, Kind::C2R, 2, true}},  {"aten::fft_ihfft2", {false, Kind::R2C, 2, true}},
+      {"aten::fft_hfftn", {true, Kind::C2R, 0, true}},  {"aten::fft_ihfftn", {false, Kind::R2C, 0, true}},
   };
   for (const auto& [kind, op] : ffts) {
     const FftOp o = op;
     r.addComplex(kind, [o](Context& ctx, const Node& n) { return convertFft(ctx, n, o); });
+    // irfft*/hfft* of a real tensor (a spectrum with no imaginary part) reads no complex value.
+    if (o.last == Kind::C2R) r.add(kind, [o](Context& ctx, const Node& n) { return convertFft(ctx, n, o); });
   }
   r.add("aten::fft_fftshift", [](Context& ctx, const Node& n) { return convertFftShift(ctx, n, false); });
   r.add("aten::fft_ifftshift", [](Context& ctx, const Node& n) { return convertFftShift(ctx, n, true); });
+  r.add("aten::fft_fftfreq", [](Context& ctx, const Node& n) { return convertFftFreq(ctx, n, false); });
+  r.add("aten::fft_rfftfreq", [](Context& ctx, const Node& n) { return convertFftFreq(ctx, n, true); });
   r.add("aten::stft", convertStft);         // return_complex=False: a real [.., F, T, 2] result
   r.addComplex("aten::stft", convertStft);  // return_complex=True: the same tensor, as a pair
   r.addComplex("aten::istft", convertIstft);

@@ -91,6 +91,7 @@ void registerVisionOps(Registry& r);  // ops_vision.cpp: torchvision's nms, roi_
 void registerSpectralOps(Registry& r);  // ops_spectral.cpp: stft, istft, torch.fft as exact DFT matmuls
 void registerComplexOps(Registry& r);  // ops_complex.cpp: complex values as (real, imag) pairs
 void registerSmallLinalgOps(Registry& r);  // ops_linalg_small.cpp: inverse, solve, cholesky, det below 11
+void registerLinalgQrOps(Registry& r);  // ops_linalg_qr.cpp: Householder QR, pinv through it (n <= 8)
 void registerFoldOps(Registry& r);  // ops_fold.cpp: col2im (F.fold)
 void registerResizeAaOps(Registry& r);  // ops_resize_aa.cpp: antialiased bilinear/bicubic resize
 void registerUniqueOps(Registry& r);  // ops_unique.cpp: unique_consecutive, bincount, pdist
