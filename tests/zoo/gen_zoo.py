@@ -234,9 +234,10 @@ MODELS = [
     # Runtime differed by up to 0.017 px. tools/det_margins.py --fill smooth (2026-12-04) measures
     # margins of the same order on the smooth image (seed 0: edge 1.4e-3 / 1.7e-2 / 1.3e-3 feature
     # px, ceil 0.031 / 0.018 / 0.0077 px at 320 / 321 / 640), but there its boxes move far less
-    # between the two runs (tools/det_compare.py: at most 0.0015 / 0.0021 / KP640 px, 4e-4 feature
-    # px at the finest level), so each knife-edge is several times (ceil: 4 to 20 times) its box's
-    # movement. Errors, opset 11: 2.4e-5 at most (320, 321), KP640E at 640; opset 17 KP17E.
+    # between the two runs (tools/det_compare.py: at most 0.0015 / 0.0021 / 0.0025 px, 5e-4 feature
+    # px at the finest level), so each knife-edge is 2.5 to 20 times the largest box's movement
+    # and every heatmap size is the same in both runs. Errors (largest output), opset 11: 1.2e-5,
+    # 2.4e-5, 3.3e-5 at 320, 321, 640; opset 17 KP17E.
     # Tolerance: 2x libtorch's own float32 error (float64 model, same image: KPF64), rounded up.
     det_model("keypointrcnn_resnet50_fpn", "keypointrcnn_resnet50_fpn", 320, min_size=320, max_size=320,
               box_score_thresh=0.0, box_detections_per_img=30, full=True, tolerance=1e-4,
