@@ -237,7 +237,7 @@ MODELS = [
     # between the two runs (tools/det_compare.py: at most 0.0015 / 0.0021 / 0.0025 px, 5e-4 feature
     # px at the finest level), so each knife-edge is 2.5 to 20 times the largest box's movement
     # and every heatmap size is the same in both runs. Errors (largest output), opset 11: 1.2e-5,
-    # 2.4e-5, 3.3e-5 at 320, 321, 640; opset 17 KP17E.
+    # 2.4e-5, 3.3e-5 at 320, 321, 640 (keypoint scores); opset 17 the same.
     # The zoo's default tolerance, 1e-4: these are float32 rounding differences, as large as
     # libtorch's own (float64 model on the same image, 320: keypoint scores 1.2e-5, scores 8.3e-6,
     # boxes and keypoints 4.5e-6); no special tolerance is needed.
