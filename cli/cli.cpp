@@ -63,7 +63,10 @@ Every option mirrors a key of the preset file (docs/PRESET.md); a flag overrides
   --arg SPEC                     a positional argument; repeat in order. SPEC is a tensor spec
                                  ("1x3x224x224", "2x8:int64:arange", "1x3:float32:zeros:seed=3",
                                  "npy=x.npy") or a JSON ARG ('3', 'true', 'null', '"s"',
-                                 '{"tensor": {...}}', '[...]')
+                                 '{"tensor": {...}}', '[...]'). Fills: randn (default), rand,
+                                 smooth (a seeded low-frequency field in [0, 1]: an image with
+                                 blobs and edges, the same picture at every verified size), zeros,
+                                 ones, arange, npy=FILE
   --kwarg NAME=SPEC              a named argument of forward()
   --input-names a,b              names of the graph inputs, in order
   --output-names y,z             names of the graph outputs, in order

@@ -152,6 +152,28 @@ void writeNpyFile(const std::string& path, const std::string& dtype, const std::
   if (!s.ok()) throw std::runtime_error(s.error().message());
 }
 
+// example_tensor(spec) -> dict: ok, errors, and when ok dtype (oxport's name), shape, data (the
+// row-major bytes), spec (the spec in its compact form), fill and seed: the example tensor an export makes
+// from a tensor spec ("1x3x320x320:smooth:seed=4"), for oxport.example_input.
+py::dict exampleTensor(const std::string& spec_text) {
+  py::dict out;
+  auto spec = parseTensorSpec(spec_text);
+  Result<HostTensor> t = spec.ok() ? makeExampleTensor(*spec) : Result<HostTensor>(spec.error());
+  out["ok"] = t.ok();
+  if (!t.ok()) {
+    out["errors"] = diagnosticList(t.error().diagnostics());
+    return out;
+  }
+  out["errors"] = py::list();
+  out["dtype"] = dtypeName(t->dtype);
+  out["shape"] = t->shape;
+  out["data"] = py::bytes(static_cast<const char*>(t->data), t->nbytes);
+  out["spec"] = formatTensorSpec(*spec);
+  out["fill"] = fillKindName(spec->fill);
+  out["seed"] = spec->seed;
+  return out;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_oxport, m) {
@@ -163,6 +185,7 @@ PYBIND11_MODULE(_oxport, m) {
   setLoadGuard(LoadGuard::CallerIsolated);
   m.def("export", &exportModel, py::arg("preset_json"), py::arg("output"), py::arg("verify") = false,
         py::arg("tolerance") = 1e-4);
+  m.def("example_tensor", &exampleTensor, py::arg("spec"));
   m.def("write_npy", &writeNpyFile, py::arg("path"), py::arg("dtype"), py::arg("shape"), py::arg("data"));
   m.def("versions", [] {
     Versions v = versions();

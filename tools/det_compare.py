@@ -3,9 +3,9 @@
 size, detection by detection, and prints the discrete decisions the model takes from each box, so
 that a difference can be told apart as a rounding knife-edge or a wrong conversion.
 
-usage: tools/det_compare.py MODEL.pt MODEL.onnx SIZE [SEED]
-The image is torch.rand([1, 3, SIZE, SIZE]) from SEED (default 0): what oxport makes for the
-preset's {"fill": "rand", "seed": SEED}. The graph input must be named "image" (tests/zoo/gen_zoo.py).
+usage: tools/det_compare.py MODEL.pt MODEL.onnx SIZE [SEED] [--fill rand|smooth]
+The image is the [1, 3, SIZE, SIZE] tensor oxport makes for the preset's {"fill": FILL, "seed":
+SEED} (tests/zoo/fills.py; FILL rand, white noise, by default; SEED 0). The graph input must be named "image" (tests/zoo/gen_zoo.py).
 Mask R-CNN: per detection the mask error and whether paste_masks_in_image's integer box (the box
 expanded by 30/28, truncated with .to(int64)) is the same in both. Keypoint R-CNN: per detection the
 keypoint error and heatmaps_to_keypoints' ceil(width), ceil(height) of the box in the resized
@@ -24,14 +24,23 @@ import torch
 import torchvision  # noqa: F401  (registers torchvision::nms, roi_align for torch.jit.load)
 from torchvision.models.detection import roi_heads
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "zoo"))
+from fills import make_tensor  # noqa: E402
+
 warnings.simplefilter("ignore")
 
 
 def main():
-    pt, onnx, size = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    seed = int(sys.argv[4]) if len(sys.argv) > 4 else 0
+    argv = list(sys.argv)
+    fill = "rand"
+    if "--fill" in argv:
+        i = argv.index("--fill")
+        fill = argv[i + 1]
+        del argv[i:i + 2]
+    pt, onnx, size = argv[1], argv[2], int(argv[3])
+    seed = int(argv[4]) if len(argv) > 4 else 0
     model = torch.jit.load(pt)
-    x = torch.rand([1, 3, size, size], generator=torch.Generator().manual_seed(seed))
+    x = make_tensor({"fill": fill, "dtype": "float32"}, [1, 3, size, size], seed)
     with torch.no_grad():
         ref = [t.numpy() for t in model(x)]
     with tempfile.TemporaryDirectory() as run:

@@ -3,11 +3,12 @@
 zoo's fixture images, so that an image can be picked whose decisions float32 rounding cannot change
 (docs/OP_LIBRARIES.md, "Mask R-CNN and Keypoint R-CNN at 321: the cause").
 
-usage: tools/det_margins.py MODEL SEED[,SEED...] [SIZE,SIZE,...] [--f64]
+usage: tools/det_margins.py MODEL SEED[,SEED...] [SIZE,SIZE,...] [--f64] [--fill rand|smooth]
 MODEL: maskrcnn_resnet50_fpn or keypointrcnn_resnet50_fpn, built as tests/zoo/gen_zoo.py builds it
 (torch.manual_seed(0) weights, min_size=max_size=320, 30 detections, no score threshold). The image
-is torch.rand([1, 3, SIZE, SIZE]) from SEED (oxport's {"fill": "rand", "seed": SEED}); sizes
-default to the zoo's 320, 321, 640. Per seed and size it prints, over the 30 detections (boxes in
+is the [1, 3, SIZE, SIZE] tensor oxport makes from {"fill": FILL, "seed": SEED} (tests/zoo/fills.py;
+FILL rand by default, white noise; smooth, a low-frequency field); sizes default to the zoo's 320,
+321, 640. Per seed and size it prints, over the 30 detections (boxes in
 the resized image, as the RoI heads see them):
   edge   the nearest roi_align sample (aligned=False: the box widened to one feature pixel, 2x2
          samples per bin) to x = W or y = H (or -1) of its feature map, in feature pixels: there
@@ -32,10 +33,15 @@ import math
 import sys
 import warnings
 
+import os
+
 import torch
 import torch.nn.functional as F
 import torchvision.models.detection as det
 from torchvision.ops import boxes as box_ops
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "zoo"))
+from fills import make_tensor  # noqa: E402
 
 warnings.simplefilter("ignore")
 
@@ -143,6 +149,11 @@ def argmax_gap(maps, rois):
 def main():
     f64 = "--f64" in sys.argv
     argv = [a for a in sys.argv if a != "--f64"]
+    fill = "rand"
+    if "--fill" in argv:
+        i = argv.index("--fill")
+        fill = argv[i + 1]
+        del argv[i:i + 2]
     name = argv[1]
     seeds = [int(s) for s in argv[2].split(",")]
     sizes = [int(s) for s in argv[3].split(",")] if len(argv) > 3 else [320, 321, 640]
@@ -150,7 +161,7 @@ def main():
     m64 = build(name).double() if f64 else None
     for seed in seeds:
         for size in sizes:
-            x = torch.rand([1, 3, size, size], generator=torch.Generator().manual_seed(seed))
+            x = make_tensor({"fill": fill, "dtype": "float32"}, [1, 3, size, size], seed)
             out, r = analyse(model, name, x)
             line = f"seed {seed} size {size}: " + ", ".join(f"{k} {v:.2g}" for k, v in r.items())
             if m64 is not None:

@@ -27,7 +27,7 @@ namespace {
 
 constexpr DType kDTypes[] = {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16, DType::Int8,
                              DType::UInt8,   DType::Int16,   DType::Int32,   DType::Int64,    DType::Bool};
-constexpr FillKind kFills[] = {FillKind::Randn, FillKind::Rand, FillKind::Zeros,
+constexpr FillKind kFills[] = {FillKind::Randn, FillKind::Rand,   FillKind::Smooth, FillKind::Zeros,
                                FillKind::Ones,  FillKind::Arange, FillKind::Npy};
 
 QString q(const std::string& s) { return QString::fromStdString(s); }
@@ -486,7 +486,8 @@ QWidget* InputsPanel::buildTensorEditor(int row, int element, const QString& key
   for (FillKind f : kFills) fill->addItem(QString::fromLatin1(fillKindName(f)), static_cast<int>(f));
   fill->setCurrentIndex(fill->findData(static_cast<int>(t.fill)));
   fill->setToolTip(tr("How the example tensor is filled: randn (normal, seeded), rand (uniform, seeded), "
-                      "zeros, ones, arange, or read from a .npy file"));
+                      "smooth (a seeded low-frequency field in [0, 1], like a blurred photo), zeros, ones, "
+                      "arange, or read from a .npy file"));
   connect(fill, &QComboBox::currentIndexChanged, this, [this, row, element, fill, key](int) {
     tensorAt(row, element)->fill = static_cast<FillKind>(fill->currentData().toInt());
     commit(QString(), tr("Fill %1 with %2").arg(key.mid(4), fill->currentText()), true);
@@ -496,7 +497,7 @@ QWidget* InputsPanel::buildTensorEditor(int row, int element, const QString& key
   seed->setObjectName(key + QStringLiteral(".seed"));
   seed->setRange(0, std::numeric_limits<int>::max());
   seed->setValue(static_cast<int>(std::min<uint64_t>(t.seed, std::numeric_limits<int>::max())));
-  seed->setEnabled(t.fill == FillKind::Randn || t.fill == FillKind::Rand);
+  seed->setEnabled(t.fill == FillKind::Randn || t.fill == FillKind::Rand || t.fill == FillKind::Smooth);
   seed->setToolTip(tr("Seed of the random fill, so exports are repeatable"));
   connect(seed, &QSpinBox::valueChanged, this, [this, row, element, key](int v) {
     tensorAt(row, element)->seed = static_cast<uint64_t>(v);

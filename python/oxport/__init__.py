@@ -9,12 +9,13 @@ python3-torch (the libtorch the core links), which it imports first.
 import torch  # noqa: F401  (loads libtorch the way torch does, before the core's extension)
 
 from ._api import OperatorExportTypes, TrainingMode, export_to_onnx
+from ._args import example_input
 from ._diagnostics import Diagnostic, ExportError, ExportResult, OxportWarning
 from . import _oxport
 
 __version__ = _oxport.versions()["oxport"]
 
-__all__ = ["export_to_onnx", "TrainingMode", "OperatorExportTypes", "ExportError", "ExportResult", "Diagnostic",
+__all__ = ["export_to_onnx", "example_input", "TrainingMode", "OperatorExportTypes", "ExportError", "ExportResult", "Diagnostic",
            "OxportWarning", "versions"]
 
 

@@ -206,6 +206,24 @@ def _baking_wrapper(model: torch.nn.Module, slots, kw, input_names: List[str], w
     return w
 
 
+def example_input(spec: str) -> torch.Tensor:
+    """The example tensor oxport makes from a tensor spec (docs/PRESET.md, "Tensor specs":
+    "1x3x320x320:smooth:seed=4"), as the CLI's --arg and a preset's {"tensor": ...} make it.
+    Passed to export_to_onnx unchanged (not written in place), it goes into the preset as its spec
+    rather than as its values, so verification at other sizes of a dynamic axis makes the same fill
+    at that size, as the CLI does (a tensor of values is repeated along the longer axis instead)."""
+    r = _oxport.example_tensor(spec)
+    if not r["ok"]:
+        raise ExportError([Diagnostic.from_dict(d) for d in r["errors"]])
+    dtype = next(k for k, v in _DTYPES.items() if v == r["dtype"])
+    data = r["data"]
+    t = torch.frombuffer(bytearray(data), dtype=dtype).reshape(r["shape"]) if data else torch.empty(r["shape"], dtype=dtype)
+    if r["fill"] != "npy":
+        t._oxport_spec = ({"shape": list(r["shape"]), "dtype": r["dtype"], "fill": r["fill"], "seed": r["seed"]},
+                          t._version)
+    return t
+
+
 class PresetArgs:
     """Writes argument values as preset JSON; tensors go to .npy files in `folder`."""
 
@@ -233,6 +251,9 @@ class PresetArgs:
         if dtype is None or t.is_quantized or t.layout != torch.strided:
             raise _error("unsupported-input-dtype", f"{where} is a {t.dtype} tensor ({t.layout}), which oxport cannot "
                          "take as an example input", "pass float, int, bool or bfloat16/float16 dense tensors")
+        made = getattr(t, "_oxport_spec", None)
+        if made is not None and made[1] == t._version and made[0]["shape"] == list(t.shape) and made[0]["dtype"] == dtype:
+            return {"tensor": dict(made[0])}
         t = t.detach().to("cpu").contiguous()
         data = t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b""
         path = os.path.join(self.folder, f"arg{self.count}.npy")

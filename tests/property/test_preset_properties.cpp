@@ -90,7 +90,7 @@ Gen<TensorSpec> genTensorSpec() {
     t.dtype = *gen::element(DType::Float32, DType::Float64, DType::Float16, DType::BFloat16, DType::Int8,
                             DType::UInt8, DType::Int16, DType::Int32, DType::Int64, DType::Bool);
     t.fill = *gen::element(FillKind::Randn, FillKind::Rand, FillKind::Zeros, FillKind::Ones, FillKind::Arange,
-                           FillKind::Npy);
+                           FillKind::Npy, FillKind::Smooth);
     t.seed = *gen::weightedOneOf<uint64_t>({{3, gen::just<uint64_t>(0)}, {1, gen::arbitrary<uint64_t>()}});
     if (t.fill == FillKind::Npy) t.npy = *genPathName();
     return t;

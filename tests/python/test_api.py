@@ -252,3 +252,35 @@ def test_load_libraries_uses_torch_ops_load_library(tmp_path):
         oxport.export_to_onnx(seeded(Net), torch.randn(1, 3, 8, 8), io.BytesIO(),
                               load_libraries=[tmp_path / "missing.so"])
     assert e.value.code == "op-library-failed" and "missing.so" in str(e.value)
+
+
+def test_example_input_is_the_tensor_oxport_makes_and_travels_as_its_spec(tmp_path):
+    import sys
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "zoo"))
+    from fills import make_tensor  # the fills as tests/zoo/gen_zoo.py and tools/det_margins.py make them
+    from oxport._args import PresetArgs
+    for spec, fill, shape, seed in (("1x3x40x56:smooth:seed=4", "smooth", [1, 3, 40, 56], 4),
+                                    ("7:smooth", "smooth", [7], 0), ("2x5:rand:seed=9", "rand", [2, 5], 9)):
+        x = oxport.example_input(spec)
+        assert torch.equal(x, make_tensor({"fill": fill, "dtype": "float32"}, shape, seed)), spec
+    assert oxport.example_input("4x4:bool:smooth").dtype == torch.bool
+    assert oxport.example_input("2x3:int64:arange").tolist() == [[0, 1, 2], [3, 4, 5]]
+    # Unchanged, it goes into the preset as its spec (verification at other sizes then makes the
+    # same fill at that size); written in place, as its values.
+    x = oxport.example_input("1x3x40x56:smooth:seed=4")
+    writer = PresetArgs(str(tmp_path))
+    assert writer.value(x, "args[0]") == {"tensor": {"shape": [1, 3, 40, 56], "dtype": "float32", "fill": "smooth",
+                                                     "seed": 4}}
+    x.mul_(2)
+    assert "npy" in writer.value(x, "args[0]")["tensor"]["fill"]
+    with pytest.raises(oxport.ExportError) as e:
+        oxport.example_input("1x3:flaot32")
+    assert e.value.code == "tensor-spec.syntax"
+
+
+def test_example_input_verified_at_other_sizes(tmp_path):
+    """A smooth image with dynamic height and width: the export verifies at other sizes with the same
+    fill made at each size."""
+    r = oxport.export_to_onnx(seeded(Net), oxport.example_input("1x3x32x40:smooth:seed=2"), str(tmp_path / "m.onnx"),
+                              input_names=["x"], dynamic_axes={"x": {2: "h", 3: "w"}}, verify=True)
+    assert r.verify["passed"]

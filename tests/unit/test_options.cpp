@@ -42,9 +42,11 @@ TEST(Options, GraphModeNames) {
 }
 
 TEST(Options, FillKindNames) {
-  for (FillKind f : {FillKind::Randn, FillKind::Rand, FillKind::Zeros, FillKind::Ones, FillKind::Arange, FillKind::Npy})
+  for (FillKind f : {FillKind::Randn, FillKind::Rand, FillKind::Zeros, FillKind::Ones, FillKind::Arange, FillKind::Npy,
+                     FillKind::Smooth})
     EXPECT_EQ(parseFillKind(fillKindName(f)), f);
   EXPECT_STREQ(fillKindName(FillKind::Arange), "arange");
+  EXPECT_STREQ(fillKindName(FillKind::Smooth), "smooth");
   EXPECT_EQ(parseFillKind("ZEROS"), FillKind::Zeros);
   EXPECT_FALSE(parseFillKind("zero"));
   EXPECT_FALSE(parseFillKind(""));

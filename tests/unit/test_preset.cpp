@@ -161,7 +161,7 @@ TEST(Preset, TensorDefaults) {
 }
 
 TEST(Preset, EveryFill) {
-  for (const char* fill : {"randn", "rand", "zeros", "ones", "arange"}) {
+  for (const char* fill : {"randn", "rand", "smooth", "zeros", "ones", "arange"}) {
     const Preset p = parsed(withTensor(std::string(R"({"shape": [2], "fill": ")") + fill + "\"}"));
     EXPECT_EQ(std::get<TensorSpec>(p.options.args.at(0).v).fill, parseFillKind(fill)) << fill;
   }
@@ -742,6 +742,7 @@ TEST(TensorSpecText, DtypeFillSeedAndNpy) {
   EXPECT_EQ(specOf("float16:1x3:zeros"), spec({1, 3}, DType::Float16, FillKind::Zeros));
   EXPECT_EQ(specOf("zeros"), spec({}, DType::Float32, FillKind::Zeros));
   EXPECT_EQ(specOf("4:ones:seed=7"), spec({4}, DType::Float32, FillKind::Ones, 7));
+  EXPECT_EQ(specOf("1x3x320x320:smooth:seed=4"), spec({1, 3, 320, 320}, DType::Float32, FillKind::Smooth, 4));
   EXPECT_EQ(specOf("torch.long:3"), spec({3}, DType::Int64));
   EXPECT_EQ(specOf("npy=inputs/x.npy"), spec({}, DType::Float32, FillKind::Npy, 0, "inputs/x.npy"));
   EXPECT_EQ(specOf("1x2:int32:npy=C:/data/x:1.npy"), spec({1, 2}, DType::Int32, FillKind::Npy, 0, "C:/data/x:1.npy"));

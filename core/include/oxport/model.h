@@ -175,6 +175,11 @@ class Model {
   std::shared_ptr<Impl> impl_;
 };
 
+// The tensor an export makes for `spec` as an example input (its fill, seed, shape and dtype, as
+// docs/PRESET.md describes them; an npy spec reads its file), with the same errors. Python's
+// oxport.example_input.
+Result<HostTensor> makeExampleTensor(const TensorSpec& spec);
+
 // Versions of the libraries the core was built with.
 struct Versions {
   std::string oxport, libtorch, onnx, protobuf;

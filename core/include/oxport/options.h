@@ -40,8 +40,9 @@ constexpr int kMinOpset = 9;
 constexpr int kMaxOpset = 17;
 constexpr int kDefaultOpset = 11;
 
-// How an example tensor is filled.
-enum class FillKind { Randn, Rand, Zeros, Ones, Arange, Npy };
+// How an example tensor is filled. Smooth: a low-frequency random field in [0, 1] over the last
+// two axes (images with blobs and edges rather than per-pixel noise; docs/PRESET.md).
+enum class FillKind { Randn, Rand, Zeros, Ones, Arange, Npy, Smooth };
 const char* fillKindName(FillKind f);
 std::optional<FillKind> parseFillKind(const std::string& s);
 

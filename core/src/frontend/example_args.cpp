@@ -14,11 +14,47 @@ namespace oxport {
 
 namespace jit = torch::jit;
 
+// "smooth": a low-frequency random field in [0, 1] over the last two axes (the last one of a 1-D
+// tensor; each slice of the leading axes its own field): five octaves of value noise, seeded
+// uniform grids of 3, 5, 9, 17 and 33 points per axis drawn in that order (float32, as "rand"),
+// each interpolated bicubically (align_corners) over the whole axis, with amplitudes 1, 1/2, ...
+// 1/16, summed in float64 and stretched to [0, 1] per slice. The grids span the axis whatever its
+// length, so every size shows the same picture at its own resolution: verification at another
+// size of a dynamic axis sees the same blobs and edges, resampled. Deterministic per (seed, shape).
+// tests/zoo/gen_zoo.py's make_tensor reproduces it with the same torch ops.
+static at::Tensor smoothField(const std::vector<int64_t>& shape, at::Generator& gen) {
+  const auto f32 = at::TensorOptions().dtype(at::kFloat);
+  if (shape.empty()) return at::rand({}, gen, f32);
+  int64_t lead = 1, numel = 1;
+  for (size_t i = 0; i + 2 < shape.size(); ++i) lead *= shape[i];
+  for (auto d : shape) numel *= d;
+  if (numel == 0) return at::zeros(shape, f32);
+  const int64_t h = shape.size() >= 2 ? shape[shape.size() - 2] : 1, w = shape.back();
+  at::Tensor sum = at::zeros({lead, 1, h, w}, at::TensorOptions().dtype(at::kDouble));
+  double amplitude = 1.0;
+  for (int64_t points : {3, 5, 9, 17, 33}) {
+    at::Tensor grid = at::rand({lead, 1, points, points}, gen, f32).to(at::kDouble);
+    sum.add_(at::upsample_bicubic2d(grid, {h, w}, /*align_corners=*/true), amplitude);
+    amplitude /= 2;
+  }
+  const at::Tensor lo = sum.amin({2, 3}, /*keepdim=*/true), hi = sum.amax({2, 3}, /*keepdim=*/true);
+  // A slice of one element (or a constant one) has nothing to stretch: its value stays in [0, 1].
+  const at::Tensor flat = (hi - lo) <= 0;
+  const at::Tensor field =
+      at::where(flat, (sum / (2.0 - 1.0 / 16)).clamp(0, 1), (sum - lo) / at::where(flat, at::ones_like(hi), hi - lo));
+  return field.to(at::kFloat).reshape(shape);
+}
+
 static c10::IValue makeTensor(const TensorSpec& spec) {
   auto opts = at::TensorOptions().dtype(scalarTypeFromDType(spec.dtype));
   auto gen = at::make_generator<at::CPUGeneratorImpl>(spec.seed);
   at::Tensor t;
   switch (spec.fill) {
+    case FillKind::Smooth: {
+      const at::Tensor field = smoothField(spec.shape, gen);
+      t = spec.dtype == DType::Bool ? field > 0.5 : field.to(opts.dtype());
+      break;
+    }
     case FillKind::Randn:
       t = at::randn(spec.shape, gen, at::TensorOptions().dtype(at::kFloat)).to(opts.dtype());
       break;
@@ -255,6 +291,14 @@ Result<ExampleArgs> buildExampleArgs(const jit::Module& module, const ExportOpti
     out.names.push_back(sargs[i + 1].name());
   }
   return out;
+}
+
+Result<HostTensor> makeExampleTensor(const TensorSpec& spec) {
+  const std::vector<std::vector<int64_t>> none;
+  auto it = none.cbegin();
+  auto r = argToIValue(ArgValue::tensor(spec), nullptr, "tensor", it, none.cend());
+  if (!r.ok()) return r.error();
+  return hostTensorFromAt(r->toTensor().contiguous());
 }
 
 }  // namespace oxport

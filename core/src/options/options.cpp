@@ -31,7 +31,8 @@ constexpr EnumName<OperatorExportType> kOperatorExportTypes[] = {
 constexpr EnumName<GraphMode> kGraphModes[] = {{GraphMode::Script, "script"}, {GraphMode::Trace, "trace"}};
 constexpr EnumName<FillKind> kFillKinds[] = {{FillKind::Randn, "randn"}, {FillKind::Rand, "rand"},
                                              {FillKind::Zeros, "zeros"}, {FillKind::Ones, "ones"},
-                                             {FillKind::Arange, "arange"}, {FillKind::Npy, "npy"}};
+                                             {FillKind::Arange, "arange"}, {FillKind::Npy, "npy"},
+                                             {FillKind::Smooth, "smooth"}};
 
 // "EVAL", "TrainingMode.EVAL" and "torch.onnx.TrainingMode.EVAL" all name the member EVAL.
 // Returns the upper-cased member name, or nullopt when a qualifier names another class.

@@ -44,7 +44,7 @@ const std::vector<std::string> kTensorKeys = {"shape", "dtype", "fill", "seed"};
 const std::vector<std::string> kDTypeNames = {"float32", "float64", "float16", "bfloat16", "int8",
                                               "uint8",   "int16",   "int32",   "int64",    "bool"};
 const std::vector<std::string> kDTypeAliases = {"float", "double", "half", "short", "int", "long"};
-const std::vector<std::string> kFillNames = {"randn", "rand", "zeros", "ones", "arange"};
+const std::vector<std::string> kFillNames = {"randn", "rand", "smooth", "zeros", "ones", "arange"};
 
 // "did you mean "x"? The ..." when there is a guess, else just the rest.
 std::string withGuess(const std::string& guess, std::string rest) {
@@ -866,7 +866,7 @@ std::optional<uint64_t> parseDigits(std::string_view s) {
 
 const char* kSpecGrammarHint =
     "a tensor spec is parts joined by ':' in any order: a shape (1x3x224x224 or 1,3,224,224), a dtype "
-    "(float32, int64, ...), a fill (randn, rand, zeros, ones, arange), seed=N, and npy=FILE last; "
+    "(float32, int64, ...), a fill (randn, rand, smooth, zeros, ones, arange), seed=N, and npy=FILE last; "
     "e.g. 1x3x224x224:float32:randn";
 
 }  // namespace
