@@ -254,6 +254,8 @@ std::string Frontend::nestedMessage(const jit::Node* n, const jit::Value* v) con
 Status Frontend::stepNode(jit::Node* n) {
   if (n->kind() == c10::prim::If) return runIf(n);
   if (n->kind() == c10::prim::Loop) return runLoop(n);
+  OXPORT_ASSIGN(bool replaced, appendAsNewList(n));
+  if (replaced) return okStatus();
   OXPORT_TRY(execute(n));
   for (auto* o : n->outputs()) {
     auto it = run_.env.find(o);
@@ -287,7 +289,7 @@ Status Frontend::stepNode(jit::Node* n) {
   // form, and folding it would write the example run's contents into the file. (Straight-line
   // appends of sizes keep the example's values, as before.)
   if (!all_static && !n->inputs().empty() && n->input(0)->type()->kind() == c10::TypeKind::ListType &&
-      n->owningBlock() != graph_->block() && isInPlaceListOp(n)) {
+      !inlinedBlock(n->owningBlock()) && isInPlaceListOp(n)) {
     const bool tensors = n->input(0)->type()->cast<c10::ListType>()->getElementType()->kind() ==
                          c10::TypeKind::TensorType;
     return nodeError(n, "unsupported-form",
@@ -362,11 +364,21 @@ Status Frontend::runIf(jit::Node* n) {
     run_.dropped_asserts.insert(n);
     return okStatus();
   }
-  if (!static_cond) runForMetas(other);
+  // A check on values computed from the inputs that the example passes (nn.LSTM's
+  // check_forward_args on a packed batch's sizes): ONNX has no exceptions, so the raising branch is
+  // left out, as torch.onnx leaves it out, and the branch taken is inlined (lowerNodes), with a
+  // warning that says the check is not in the file.
+  bool inlined = static_cond;
+  if (!static_cond && isCheck(n, &raise_branch) && raise_branch != (cond ? 0u : 1u)) {
+    run_.dropped_checks[n] = cond ? 0 : 1;
+    warnDroppedCheck(n);
+    inlined = true;
+  }
+  if (!inlined) runForMetas(other);
   for (size_t i = 0; i < n->outputs().size(); ++i) {
     jit::Value* bo = taken->outputs()[i];
     run_.env[n->outputs()[i]] = run_.env.at(bo);
-    if (static_cond && run_.statics.count(bo)) run_.statics.insert(n->outputs()[i]);
+    if (inlined && run_.statics.count(bo)) run_.statics.insert(n->outputs()[i]);
     recordMeta(n->outputs()[i]);
   }
   return okStatus();
