@@ -188,6 +188,20 @@ bool Frontend::hasStaticLength(const jit::Value* v) const {
   return false;
 }
 
+// Whether a block of `n` (at any depth) changes a list of numbers in place.
+static bool changesNumberList(const jit::Node* n) {
+  for (const jit::Block* b : n->blocks())
+    for (const jit::Node* bn : b->nodes()) {
+      if (isInPlaceListOp(bn) && !bn->inputs().empty()) {
+        auto lt = bn->input(0)->type()->cast<c10::ListType>();
+        const auto k = lt ? lt->getElementType()->kind() : c10::TypeKind::AnyType;
+        if (k == c10::TypeKind::IntType || k == c10::TypeKind::FloatType || k == c10::TypeKind::BoolType) return true;
+      }
+      if (changesNumberList(bn)) return true;
+    }
+  return false;
+}
+
 // Whether a branch of `n` changes in place a list made outside the If (shift_size[0] = 0 under
 // `if window_size[0] >= pad_H` in torchvision's Swin): the list's value after the If then
 // depends on the branch, which the example run folds like any static list.
@@ -340,7 +354,9 @@ Status Frontend::runIf(jit::Node* n) {
     if (fresh) it->second = writesOuterList(n);
     return it->second;
   };
-  if (!static_cond && writes_outer_list()) {
+  // A branch that builds a list of numbers in place (F.interpolate's size list under SAM's `if
+  // rel_pos.shape[0] != max_rel_dist`) has no ONNX If form either; on sizes it is decided as below.
+  if (!static_cond && (writes_outer_list() || (changesNumberList(n) && decidedByShapes(n->input(0))))) {
     if (!decidedByShapes(n->input(0)))
       return nodeError(n, "unsupported-form",
                        "a branch on values computed from the inputs' data changes a list or dict made outside it "
