@@ -10,7 +10,7 @@ from typing import Dict, List, Optional, Tuple
 import torch
 
 from state_modules import CacheThenRead, CallCounter, DataBranchWrite, GrowingTable, LoopWrites
-from script_patterns import DataCheck, PerInstanceConv, RelPosResize, SizesInRankLoop
+from script_patterns import DataCheck, InterpPosEncoding, PerInstanceConv, RelPosResize, SizesInRankLoop
 
 
 class DataIf(torch.nn.Module):
@@ -705,6 +705,9 @@ PATTERN_CASES = [
     ("per_instance_conv_dyn_n", PerInstanceConv, ["feats", "inst"],
      [[T(1, 3, 8, 8), T(3, 6, seed=1)], [T(1, 3, 5, 9, seed=2), T(3, 6, seed=3)]], {"feats": [2, 3], "inst": [0]},
      ["baked-dynamic-size"]),
+    # 24x20 and 20x28 take the branch that resizes; 16x16 the one that does not.
+    ("interp_pos_encoding", InterpPosEncoding, ["x"], [[T(1, 3, 24, 20)], [T(2, 3, 20, 28, seed=1)], [T(1, 3, 16, 16, seed=2)]],
+     {"x": [0, 2, 3]}, []),
 ]
 
 

@@ -97,8 +97,9 @@ class PerInstanceConv(nn.Module):
 
 
 class InterpPosEncoding(nn.Module):
-    """DINO's interpolate_pos_encoding: a bicubic resize of the position grid by scale factors
-    computed from the image size, in the branch taken when the grid's size differs."""
+    """DINO's interpolate_pos_encoding: a bicubic resize of the permuted position grid by scale
+    factors computed from the image size, in the branch taken when the grid's size differs (ONNX
+    Runtime 1.20 refused the plain NCHW Resize at load: its transpose optimizer makes it NHWC)."""
 
     def __init__(self):
         super().__init__()
@@ -115,7 +116,8 @@ class InterpPosEncoding(nn.Module):
         else:
             sq = int(math.sqrt(N))
             w0, h0 = w // 4 + 0.1, h // 4 + 0.1
-            p = F.interpolate(self.pos_embed[:, 1:].reshape(1, sq, sq, 8).permute(0, 3, 1, 2),
+            dim = t.shape[-1]  # read from the input: the permute stays in the graph, before the Resize
+            p = F.interpolate(self.pos_embed[:, 1:].reshape(1, sq, sq, dim).permute(0, 3, 1, 2),
                               scale_factor=(w0 / sq, h0 / sq), mode="bicubic")
             pos = p.permute(0, 2, 3, 1).reshape(1, -1, 8)
         return t + pos
