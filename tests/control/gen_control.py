@@ -10,7 +10,8 @@ from typing import Dict, List, Optional, Tuple
 import torch
 
 from state_modules import CacheThenRead, CallCounter, DataBranchWrite, GrowingTable, LoopWrites
-from script_patterns import DataCheck, InterpPosEncoding, PerInstanceConv, RelPosResize, SizesInRankLoop
+from script_patterns import (DataCheck, InterpPosEncoding, PerInstanceConv, PerLevelSplit, RelPosResize,
+                             SizesInRankLoop)
 
 
 class DataIf(torch.nn.Module):
@@ -696,6 +697,10 @@ PATTERN_CASES = [
     ("rel_pos_resize", RelPosResize, ["x"], [[T(1, 6, 6, 4)], [T(2, 5, 5, 4, seed=1)], [T(1, 9, 9, 4, seed=2)]],
      {"x": [0, 1, 2]}, []),
     ("sizes_in_rank_loop", SizesInRankLoop, ["x"], [[T(1, 3, 5, 7)], [T(2, 3, 4, 6, seed=1)]], {"x": [0, 2, 3]}, []),
+    # Level sizes fixed (split sizes from the inputs' sizes are baked by Split: not dynamic here).
+    ("per_level_split", PerLevelSplit, ["f0", "f1"], [[T(1, 4, 8, 8), T(1, 4, 4, 4, seed=1)],
+                                                      [T(3, 4, 8, 8, seed=2), T(3, 4, 4, 4, seed=3)]],
+     {"f0": [0], "f1": [0]}, []),
     ("data_check", DataCheck, ["x", "batch_sizes"],
      [[T(3, 4), A("dc_bs0", torch.tensor([3., 2., 1.]))], [T(3, 6, seed=1), A("dc_bs1", torch.tensor([3., 3.]))]],
      {"x": [1], "batch_sizes": [0]}, ["data-check-dropped"]),

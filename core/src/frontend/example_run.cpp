@@ -142,7 +142,8 @@ Status Frontend::exampleRun() {
     OXPORT_TRY(step(n));
     for (auto* in : n->inputs()) {
       auto it = last_use.find(in);
-      if (it != last_use.end() && it->second == i && !run_.statics.count(in)) run_.env.erase(in);
+      if (it != last_use.end() && it->second == i && !run_.statics.count(in) && !run_.kept_alive.count(in))
+        run_.env.erase(in);
     }
   }
   for (jit::Node* loop : run_.unrolled_loops) loop->destroy();  // their outputs have no uses left
@@ -269,6 +270,7 @@ Status Frontend::stepNode(jit::Node* n) {
   if (n->kind() == c10::prim::If) return runIf(n);
   if (n->kind() == c10::prim::Loop) return runLoop(n);
   OXPORT_ASSIGN(bool replaced, appendAsNewList(n));
+  if (!replaced) { OXPORT_ASSIGN(replaced, forwardsElement(n)); }
   if (replaced) return okStatus();
   OXPORT_TRY(execute(n));
   for (auto* o : n->outputs()) {

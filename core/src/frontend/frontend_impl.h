@@ -53,6 +53,8 @@ struct ExampleRun {
   std::unordered_set<std::string> warned_checks;  // data-check-dropped: one warning per check's line
   // script mode: loops replaced by copies and appends replaced by new lists (unroll.cpp), destroyed after the run
   std::vector<jit::Node*> unrolled_loops;
+  // Values that later nodes read in place of an element (forwardsElement): their last use moved.
+  std::unordered_set<jit::Value*> kept_alive;
   // runIf: whether a branch of the If writes a list or dict made outside it (writesOuterList),
   // found once per If rather than at each run of it (an if inside a loop runs every iteration).
   std::unordered_map<const jit::Node*, bool> writes_outer_list;
@@ -112,6 +114,7 @@ class Frontend {
   bool unrollsStaticLoop(jit::Node* n) const;
   Status unrollStaticLoop(jit::Node* n);
   Result<bool> appendAsNewList(jit::Node* n);
+  Result<bool> forwardsElement(jit::Node* n);
   void warnUnrolled(const jit::Node* n, const std::string& what);
 
   // lower.cpp
