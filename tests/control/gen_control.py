@@ -691,7 +691,8 @@ LIST_CASES = [
 ]
 
 # Issue 16's scripted patterns (script_patterns.py), at opsets 11 and 17: name, module factory, input
-# names, input sets, dynamic axes, warning codes the script export must give.
+# names, input sets, dynamic axes, warning codes the script export must give, optionally the ONNX ops
+# the script export must have (an If: trace mode then warns and matches on the first input set only).
 PATTERN_OPSETS = [11, 17]
 PATTERN_CASES = [
     ("rel_pos_resize", RelPosResize, ["x"], [[T(1, 6, 6, 4)], [T(2, 5, 5, 4, seed=1)], [T(1, 9, 9, 4, seed=2)]],
@@ -712,7 +713,7 @@ PATTERN_CASES = [
      ["baked-dynamic-size"]),
     # 24x20 and 20x28 take the branch that resizes; 16x16 the one that does not.
     ("interp_pos_encoding", InterpPosEncoding, ["x"], [[T(1, 3, 24, 20)], [T(2, 3, 20, 28, seed=1)], [T(1, 3, 16, 16, seed=2)]],
-     {"x": [0, 2, 3]}, []),
+     {"x": [0, 2, 3]}, [], ["If"]),
 ]
 
 
@@ -747,12 +748,12 @@ def main():
         rows.append({"name": name, "model": name + ".pt", "input_sets": resolve(input_sets), "dynamic": dynamic,
                      "ops": ops, "out_dtypes": rest[0] if rest else [], "script_error": "",
                      "input_names": input_names, "opsets": LIST_OPSETS})
-    for name, factory, input_names, input_sets, dynamic, warnings in PATTERN_CASES:
+    for name, factory, input_names, input_sets, dynamic, warnings, *ops in PATTERN_CASES:
         torch.manual_seed(0)
         torch.jit.script(factory().eval()).save(os.path.join(out, name + ".pt"))
         rows.append({"name": name, "model": name + ".pt", "input_sets": resolve(input_sets), "dynamic": dynamic,
-                     "ops": [], "out_dtypes": [], "script_error": "", "input_names": input_names,
-                     "opsets": PATTERN_OPSETS, "warnings": warnings})
+                     "ops": ops[0] if ops else [], "out_dtypes": [], "script_error": "",
+                     "input_names": input_names, "opsets": PATTERN_OPSETS, "warnings": warnings})
     # Models for the error tests only (test_control.cpp names them).
     torch.jit.script(DictLookup()).save(os.path.join(out, "dict_lookup.pt"))
     torch.jit.script(DataBranchSetsList()).save(os.path.join(out, "data_branch_sets_list.pt"))
