@@ -8,11 +8,11 @@ Sweep of 2026-12-04 (default options + --verify, then the dynamic axes below; re
 | yolox_head, ssd_anchors, mmdet_fpn | trace | ok | ok | 2e-7 | (ModuleList[k]: no-script, author's limit) |
 | dbnet_binarize, solov2_matrix_nms, cbam, ghost_shuffle_hsig, raft_corr, soft_argmax, reid_gem_bnneck, c3d_i3d_pool, pointpillars_scatter, lss_cumsum_pool, deeplab_aspp, pix2pix_unet, cyclegan_resnet | both | ok | ok | <2e-6 | |
 | condinst_dyn_conv | trace | ok | FAIL | 3e-7 | dynamic n: trace bakes conv2d groups=n (right to fail) but no baked-dynamic-size warning names 'groups'; the one warning shown is a false hit (split size 16 = h) |
-| condinst_dyn_conv | script | FAIL | FAIL | | conv2d groups=n from inst.shape[0] refused even with static shapes |
-| sam_block | trace/script | ok/FAIL | ok/FAIL | 6e-8 | script: list append in a loop (F.interpolate's scripted size list) refused |
-| vit_interp_pos | script | FAIL | FAIL | | upsample with computed scale_factors refused (Resize takes scales as a tensor) |
+| condinst_dyn_conv | script | unverified | unverified | | issue 16: groups=n now converts (its example value; baked-dynamic-size names 'groups' when n is dynamic); left: `splits[:3]` (a slice of torch.split's list, tensors of different shapes) is kept as a custom node |
+| sam_block | trace/script | ok/ok | ok/ok | 6e-8 | issue 16: F.interpolate's size list (appended in a rank loop under an if on sizes) unrolled into a graph list; size-branch-fixed with dynamic axes |
+| vit_interp_pos | script | ok | ok | 1e-6 | issue 16: ORT 1.20's transpose optimizer made the cubic Resize NHWC and refused it at load; a permuted bicubic input now resizes [N*C, 1, H, W] |
 | swinv2_cpb, video_swin_shift3d, esrgan_rrdb, nonlocal, pointnet2_sa | trace (+script where it scripts) | ok | ok | 3e-7 | |
-| deform_detr_attn | trace/script | ok/FAIL | FAIL/FAIL | 2e-7 | dynamic: trace bakes the level sizes; warnings name view/reshape and line (right); script: list comprehension append refused |
+| deform_detr_attn | trace/script | ok/FAIL | FAIL/FAIL | 2e-7 | dynamic: trace bakes the level sizes; warnings name view/reshape and line (right); script: the comprehensions now unroll (issue 16), left: a list of (h, w) tuples of sizes (`shapes[lid]`) has no ONNX value (internal error) |
 | dpt_reassemble | both | FAIL | FAIL | | aten::unflatten with sizes from the input shape refused (Reshape could take them) |
 | qat_tv_mobilenet_v3 (qnnpack) | trace | ok | ok | 0 | observer-enabled warning (right) |
 | qat_tv_resnet18, qat_tv_shufflenet (fbgemm qconfig) | trace | FAIL | FAIL | 0.21 | verify mismatch; observers left enabled as vendors do: to triage |

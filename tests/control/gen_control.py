@@ -10,6 +10,8 @@ from typing import Dict, List, Optional, Tuple
 import torch
 
 from state_modules import CacheThenRead, CallCounter, DataBranchWrite, GrowingTable, LoopWrites
+from script_patterns import (DataCheck, InterpPosEncoding, PerInstanceConv, PerLevelSplit, RelPosResize,
+                             SizesInRankLoop)
 
 
 class DataIf(torch.nn.Module):
@@ -634,8 +636,9 @@ CASES = [
      {"x": [0]}, ["If"]),
     ("state_loop_writes", LoopWrites(), [[T(3, 4)], [T(1, 4, seed=1)], [T(6, 4, seed=2)], [T(2, 4, fill="zeros")]],
      {"x": [0]}, ["Loop"]),
+    # A raise on a data-dependent branch the example inputs pass: left out (data-check-dropped).
+    ("raises_on_data", RaisesOnData(), [[T(2, 3)], [T(4, 3, seed=1)]], {"x": [0]}, []),
     # Script exports that fail (the code the error must have); trace mode exports them.
-    ("raises_on_data", RaisesOnData(), [[T(2, 3)]], {}, [], [], "unsupported-form"),
     ("if_may_give_none", IfMayGiveNone(), [[T(2, 3)]], {}, [], [], "unsupported-form"),
     ("if_gives_list", IfGivesList(), [[T(2, 3)]], {}, [], [], "unsupported-output"),
     ("returns_growing_list", ReturnsGrowingList(), [[T(2, 3, fill="ones")]], {"x": [0]}, [], [], "unsupported-output"),
@@ -687,6 +690,32 @@ LIST_CASES = [
      {"x": [0]}, ["Loop", "ConcatFromSequence"]),
 ]
 
+# Issue 16's scripted patterns (script_patterns.py), at opsets 11 and 17: name, module factory, input
+# names, input sets, dynamic axes, warning codes the script export must give, optionally the ONNX ops
+# the script export must have (an If: trace mode then warns and matches on the first input set only).
+PATTERN_OPSETS = [11, 17]
+PATTERN_CASES = [
+    ("rel_pos_resize", RelPosResize, ["x"], [[T(1, 6, 6, 4)], [T(2, 5, 5, 4, seed=1)], [T(1, 9, 9, 4, seed=2)]],
+     {"x": [0, 1, 2]}, []),
+    ("sizes_in_rank_loop", SizesInRankLoop, ["x"], [[T(1, 3, 5, 7)], [T(2, 3, 4, 6, seed=1)]], {"x": [0, 2, 3]}, []),
+    # Level sizes fixed (split sizes from the inputs' sizes are baked by Split: not dynamic here).
+    ("per_level_split", PerLevelSplit, ["f0", "f1"], [[T(1, 4, 8, 8), T(1, 4, 4, 4, seed=1)],
+                                                      [T(3, 4, 8, 8, seed=2), T(3, 4, 4, 4, seed=3)]],
+     {"f0": [0], "f1": [0]}, []),
+    ("data_check", DataCheck, ["x", "batch_sizes"],
+     [[T(3, 4), A("dc_bs0", torch.tensor([3., 2., 1.]))], [T(3, 6, seed=1), A("dc_bs1", torch.tensor([3., 3.]))]],
+     {"x": [1], "batch_sizes": [0]}, ["data-check-dropped"]),
+    ("per_instance_conv", PerInstanceConv, ["feats", "inst"],
+     [[T(1, 3, 8, 8), T(3, 6, seed=1)], [T(1, 3, 5, 9, seed=2), T(3, 6, seed=3)]], {"feats": [2, 3]}, []),
+    # The instance count is a dynamic axis: its example value is baked into Conv's group, said.
+    ("per_instance_conv_dyn_n", PerInstanceConv, ["feats", "inst"],
+     [[T(1, 3, 8, 8), T(3, 6, seed=1)], [T(1, 3, 5, 9, seed=2), T(3, 6, seed=3)]], {"feats": [2, 3], "inst": [0]},
+     ["baked-dynamic-size"]),
+    # 24x20 and 20x28 take the branch that resizes; 16x16 the one that does not.
+    ("interp_pos_encoding", InterpPosEncoding, ["x"], [[T(1, 3, 24, 20)], [T(2, 3, 20, 28, seed=1)], [T(1, 3, 16, 16, seed=2)]],
+     {"x": [0, 2, 3]}, [], ["If"]),
+]
+
 
 def main():
     out = sys.argv[1]
@@ -719,6 +748,12 @@ def main():
         rows.append({"name": name, "model": name + ".pt", "input_sets": resolve(input_sets), "dynamic": dynamic,
                      "ops": ops, "out_dtypes": rest[0] if rest else [], "script_error": "",
                      "input_names": input_names, "opsets": LIST_OPSETS})
+    for name, factory, input_names, input_sets, dynamic, warnings, *ops in PATTERN_CASES:
+        torch.manual_seed(0)
+        torch.jit.script(factory().eval()).save(os.path.join(out, name + ".pt"))
+        rows.append({"name": name, "model": name + ".pt", "input_sets": resolve(input_sets), "dynamic": dynamic,
+                     "ops": ops[0] if ops else [], "out_dtypes": [], "script_error": "",
+                     "input_names": input_names, "opsets": PATTERN_OPSETS, "warnings": warnings})
     # Models for the error tests only (test_control.cpp names them).
     torch.jit.script(DictLookup()).save(os.path.join(out, "dict_lookup.pt"))
     torch.jit.script(DataBranchSetsList()).save(os.path.join(out, "data_branch_sets_list.pt"))

@@ -31,6 +31,7 @@ struct ControlCase {
   std::vector<std::string> out_dtypes;  // when given: the outputs' dtypes, in order
   std::string script_error;             // when given: the script export fails with this code
   bool trace_exact = false;             // trace mode unrolls nothing that depends on the data
+  std::vector<std::string> warnings;     // codes the script export must warn with
   std::vector<std::string> input_names{"x"};
   int opset = 11;
   GraphMode mode = GraphMode::Script;
@@ -60,6 +61,7 @@ std::vector<ControlCase> loadCases() {
         c.out_dtypes = row["out_dtypes"].get<std::vector<std::string>>();
         c.script_error = row["script_error"];
         c.trace_exact = row.value("trace_exact", false);
+        if (row.contains("warnings")) c.warnings = row["warnings"].get<std::vector<std::string>>();
         if (row.contains("input_names")) c.input_names = row["input_names"].get<std::vector<std::string>>();
         c.opset = opset;
         c.mode = mode;
@@ -118,6 +120,11 @@ TEST_P(ControlFlowTest, MatchesLibtorchOnEveryInputSet) {
   size_t verified_sets = c.input_sets.size();
   if (c.mode == GraphMode::Script) {
     for (const auto& op : c.ops) EXPECT_GT(r->stats.onnx_op_histogram[op], 0) << op << " missing";
+    for (const auto& code : c.warnings) {
+      bool found = false;
+      for (const auto& d : r->diagnostics) found = found || (d.code == code && d.location.line > 0);
+      EXPECT_TRUE(found) << "no " << code << " warning with a source line";
+    }
     EXPECT_EQ(unrolled, 0u);
   } else {
     EXPECT_EQ(r->stats.onnx_op_histogram["If"], 0);
@@ -174,35 +181,27 @@ Diagnostic refusal(const char* file, const std::vector<int64_t>& shape,
   return r.error().first();
 }
 
-// A raise on a data-dependent branch has no ONNX form: the error names it, its line, and the way out.
-TEST(ControlFlowErrors, RaiseInDataDependentBranch) {
-  const Diagnostic d = refusal("raises_on_data.pt", {2, 3});
-  EXPECT_EQ(d.code, "unsupported-form");
-  EXPECT_NE(d.message.find("raises an exception (\"input too large\")"), std::string::npos) << d.message;
-  EXPECT_EQ(d.node_kind, "prim::RaiseException");
-  EXPECT_GT(d.location.line, 0);
-  EXPECT_NE(d.hint.find("--graph-mode trace"), std::string::npos) << d.hint;
-}
-
-// The same model in trace mode: the raise is on the branch the example inputs do not take, so it
-// is left out (with a warning), and the file matches libtorch.
-TEST(ControlFlowTrace, RaiseOnABranchNotTakenIsLeftOut) {
+// A raise on a data-dependent branch that the example inputs pass is left out of the file, as
+// torch.onnx leaves it out: one data-check-dropped warning names its line (both graph modes).
+TEST(ControlFlowChecks, RaiseInDataDependentBranchIsLeftOutWithAWarning) {
   auto model = Model::load(fs::path(OXPORT_CONTROL_DIR) / "raises_on_data.pt");
   ASSERT_TRUE(model.ok()) << model.error().message();
-  ExportOptions options;
-  options.graph_mode = GraphMode::Trace;
-  options.args = {ArgValue::tensor(TensorSpec{{2, 3}})};
-  std::ostringstream sink;
-  auto r = model->exportOnnx(options, OutputTarget::toStream(sink));
-  ASSERT_TRUE(r.ok()) << r.error().message();
-  ASSERT_EQ(r->diagnostics.size(), 1u);
-  const Diagnostic& d = r->diagnostics[0];
-  EXPECT_EQ(d.severity, Severity::Warning);
-  EXPECT_EQ(d.code, "control-flow-unrolled");
-  EXPECT_EQ(d.node_kind, "prim::If");
-  EXPECT_NE(d.message.find("took its else branch"), std::string::npos) << d.message;
-  EXPECT_GT(d.location.line, 0);
-  EXPECT_NE(d.hint.find("--graph-mode script"), std::string::npos) << d.hint;
+  for (GraphMode mode : {GraphMode::Script, GraphMode::Trace}) {
+    ExportOptions options;
+    options.graph_mode = mode;
+    options.args = {ArgValue::tensor(TensorSpec{{2, 3}})};
+    std::ostringstream sink;
+    auto r = model->exportOnnx(options, OutputTarget::toStream(sink));
+    ASSERT_TRUE(r.ok()) << r.error().message();
+    ASSERT_EQ(r->diagnostics.size(), 1u);
+    const Diagnostic& d = r->diagnostics[0];
+    EXPECT_EQ(d.severity, Severity::Warning);
+    EXPECT_EQ(d.code, "data-check-dropped");
+    EXPECT_EQ(d.node_kind, "prim::If");
+    EXPECT_NE(d.message.find("not in the ONNX file"), std::string::npos) << d.message;
+    EXPECT_GT(d.location.line, 0);
+    EXPECT_EQ(r->stats.onnx_op_histogram["If"], 0);
+  }
 }
 
 // Trace mode really records one path: the file made from an input that takes the then-branch

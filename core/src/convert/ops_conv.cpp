@@ -72,6 +72,31 @@ struct ConvPlaces {
 //   _convolution / convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, ...)
 //   conv{1,2,3}d / _convolution_mode(input, weight, bias, stride, padding (ints, or "same"/"valid"), dilation, groups)
 //   conv_transpose{1,2,3}d(input, weight, bias, stride, padding, output_padding, groups, dilation)
+// Whether the number `v` is computed from the inputs' sizes alone (n = inst.shape[0]): every path
+// back through its producers ends in a constant or in a size, rank or element count of a tensor,
+// never in a tensor's elements (int(t), t.item()).
+bool fromSizesOnly(const Value* v, int depth = 0) {
+  if (v->constant) return true;
+  const Node* p = v->producer;
+  if (!p || v->isTensor() || depth > 64) return false;
+  if (p->kind == "aten::size" || p->kind == "aten::dim" || p->kind == "aten::numel" || p->kind == "aten::len") return true;
+  if (p->kind == "aten::Int" || p->kind == "aten::item" || p->kind == "aten::IntImplicit" ||
+      p->kind == "aten::ScalarImplicit" || !p->blocks.empty())
+    return false;
+  for (const Value* in : p->inputs)
+    if (!fromSizesOnly(in, depth + 1)) return false;
+  return true;
+}
+
+// groups: a constant, or a number computed from the inputs' sizes (CondInst's per-instance
+// convolution, groups=n with n = inst.shape[0]), which ONNX's `group` attribute takes at its
+// example value: exact at the example's sizes (with dynamic axes, diagnose.cpp's
+// baked-dynamic-size warning names it).
+Result<int64_t> groupCount(Context& ctx, const Value* v) {
+  if (!v->constant && v->example && v->example->isInt() && fromSizesOnly(v)) return v->example->toInt();
+  return ctx.constInt(v);
+}
+
 ConvertFn convOp(ConvPlaces at, bool transposed) {
   return [at, transposed](Context& ctx, const Node& n) -> Status {
     const Args args(ctx, n);
@@ -88,7 +113,7 @@ ConvertFn convOp(ConvPlaces at, bool transposed) {
       OXPORT_ASSIGN(a.padding, ctx.constInts(padding));
     }
     OXPORT_ASSIGN(a.dilation, args.constInts("dilation", at.dilation));
-    OXPORT_ASSIGN(a.groups, args.constInt("groups", at.groups));
+    OXPORT_ASSIGN(a.groups, groupCount(ctx, args.in("groups", at.groups)));
     if (const Value* t = args.optIn("transposed", at.transposed)) { OXPORT_ASSIGN(a.transposed, ctx.constBool(t)); }
     if (const Value* op = args.optIn("output_padding", at.output_padding)) {
       OXPORT_ASSIGN(a.output_padding, ctx.constInts(op));

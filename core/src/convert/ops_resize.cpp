@@ -201,6 +201,23 @@ Status emitResize(Context& ctx, const Node& n, Interp interp, int spatial, bool 
   // Linear 1-D runs as 2-D over a unit height (ONNX Runtime's linear Resize wants 2-D or 3-D spatial).
   const bool lift = interp == Interp::Linear && spatial == 1;
   std::string xin = lift ? ctx.unsqueeze(x, {2}) : x;
+  // Bicubic of a permuted tensor (DINO's interpolate_pos_encoding: permute(0, 3, 1, 2), bicubic,
+  // permute back): ONNX Runtime's transpose optimizer (CPU, 1.20) pushes an NHWC<->NCHW Transpose
+  // that feeds a Resize through it, and its cubic kernel then refuses the NHWC scales [1, a, b, 1]
+  // at load ("'Cubic' mode only support ... outermost 2 scale values being 1"). The Resize runs on
+  // [N*C, 1, H, W] instead (cubic resizes each plane alone: the same numbers), reshaped back after,
+  // so no Transpose feeds it.
+  const std::string& from = input->producer ? input->producer->kind : std::string();
+  const bool fold = interp == Interp::Cubic && spatial == 2 && ctx.opset() >= 11 &&
+                    (from == "aten::permute" || from == "aten::transpose" || from == "aten::movedim" ||
+                     from == "aten::swapaxes" || from == "aten::swapdims");
+  std::string nc;  // (N, C) of the input, to unfold with
+  if (fold) {
+    std::string shape = ctx.shapeOf(x);
+    nc = ctx.emit1("Gather", {shape, ctx.constInt64s({0, 1})}, {attrInt("axis", 0)});
+    std::string hw = ctx.emit1("Gather", {shape, ctx.constInt64s({2, 3})}, {attrInt("axis", 0)});
+    xin = ctx.emit1("Reshape", {x, ctx.emit1("Concat", {ctx.constInt64s({-1, 1}), hw}, {attrInt("axis", 0)})});
+  }
   const int r = lift ? rank + 1 : rank;
   std::string sizes, scale_t;
   if (!out_sizes.empty()) {
@@ -260,6 +277,10 @@ Status emitResize(Context& ctx, const Node& n, Interp interp, int spatial, bool 
     out = ctx.emit1("Resize", in, std::move(attrs));
   }
   if (lift) out = ctx.squeeze(out, {2});
+  if (fold) {
+    std::string hw = ctx.emit1("Gather", {ctx.shapeOf(out), ctx.constInt64s({2, 3})}, {attrInt("axis", 0)});
+    out = ctx.emit1("Reshape", {out, ctx.emit1("Concat", {nc, hw}, {attrInt("axis", 0)})});
+  }
   return bindOut(ctx, n, out);
 }
 

@@ -155,6 +155,41 @@ void findSizeOneBroadcasts(const ts::Graph& g, const std::vector<DynamicSize>& s
   }
 }
 
+// Whether `v` is computed from a graph input that is not a parameter.
+bool fromUserInputs(const ts::Value* v, std::set<const ts::Value*>& seen) {
+  if (v->constant || !seen.insert(v).second) return false;
+  if (!v->producer) return v->param_name.empty();
+  for (const ts::Value* in : v->producer->inputs)
+    if (fromUserInputs(in, seen)) return true;
+  return false;
+}
+
+// A scripted graph: a number computed from the inputs' sizes that reaches an argument ONNX takes as
+// an attribute (groups=n, n = inst.shape[0]: the converter writes its example value). With dynamic
+// axes, other sizes would need another value.
+void findComputedAttributes(const ts::Graph& g, const std::vector<DynamicSize>& sizes, std::vector<Diagnostic>& out) {
+  if (sizes.empty()) return;
+  for (const ts::Node* n : g.nodes) {
+    std::string attr;
+    if (!bakedAttribute(*n, &attr)) continue;
+    const int idx = n->argIndex(attr);
+    if (idx < 0 || idx >= static_cast<int>(n->inputs.size())) continue;
+    const ts::Value* a = n->inputs[static_cast<size_t>(idx)];
+    std::set<const ts::Value*> seen;
+    if (a->constant || !a->example || !a->example->isInt() || !fromUserInputs(a, seen)) continue;
+    const std::string v = std::to_string(a->example->toInt());
+    out.push_back(n->warning("baked-dynamic-size",
+                             "argument '" + attr + "' of " + n->kind + " is computed from the inputs' sizes (" + v +
+                                 " in the example run); ONNX takes " + attr +
+                                 " as an attribute, so the exported model keeps " + v +
+                                 " at every size, and inputs whose dynamic axes give another value fail or "
+                                 "compute something else",
+                             "no ONNX form lets this argument follow a dynamic axis: export with that axis "
+                             "static (leave it out of dynamic_axes), or fold the per-instance loop into ops "
+                             "whose sizes are tensors (a batched matmul)"));
+  }
+}
+
 }  // namespace
 
 std::vector<Diagnostic> findBakedSizes(const ts::Graph& g, const std::vector<DynamicSize>& sizes, bool recorded) {
@@ -172,7 +207,10 @@ std::vector<Diagnostic> findBakedSizes(const ts::Graph& g, const std::vector<Dyn
       out.push_back(n);
     }
   }
-  if (!recorded) return out;
+  if (!recorded) {
+    findComputedAttributes(g, sizes, out);
+    return out;
+  }
   findSizeOneBroadcasts(g, sizes, out);
   std::map<int64_t, const DynamicSize*> by_size;
   for (const auto& d : sizes)

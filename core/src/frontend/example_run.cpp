@@ -147,7 +147,8 @@ Status Frontend::exampleRun() {
     OXPORT_TRY(step(n));
     for (auto* in : n->inputs()) {
       auto it = last_use.find(in);
-      if (it != last_use.end() && it->second == i && !run_.statics.count(in)) run_.env.erase(in);
+      if (it != last_use.end() && it->second == i && !run_.statics.count(in) && !run_.kept_alive.count(in))
+        run_.env.erase(in);
     }
   }
   for (jit::Node* loop : run_.unrolled_loops) loop->destroy();  // their outputs have no uses left
@@ -190,6 +191,20 @@ bool Frontend::hasStaticLength(const jit::Value* v) const {
       if (!run_.statics.count(p->input(i))) return false;
     return hasStaticLength(p->input(0));
   }
+  return false;
+}
+
+// Whether a block of `n` (at any depth) changes a list of numbers in place.
+static bool changesNumberList(const jit::Node* n) {
+  for (const jit::Block* b : n->blocks())
+    for (const jit::Node* bn : b->nodes()) {
+      if (isInPlaceListOp(bn) && !bn->inputs().empty()) {
+        auto lt = bn->input(0)->type()->cast<c10::ListType>();
+        const auto k = lt ? lt->getElementType()->kind() : c10::TypeKind::AnyType;
+        if (k == c10::TypeKind::IntType || k == c10::TypeKind::FloatType || k == c10::TypeKind::BoolType) return true;
+      }
+      if (changesNumberList(bn)) return true;
+    }
   return false;
 }
 
@@ -259,6 +274,9 @@ std::string Frontend::nestedMessage(const jit::Node* n, const jit::Value* v) con
 Status Frontend::stepNode(jit::Node* n) {
   if (n->kind() == c10::prim::If) return runIf(n);
   if (n->kind() == c10::prim::Loop) return runLoop(n);
+  OXPORT_ASSIGN(bool replaced, appendAsNewList(n));
+  if (!replaced) { OXPORT_ASSIGN(replaced, forwardsElement(n)); }
+  if (replaced) return okStatus();
   OXPORT_TRY(execute(n));
   for (auto* o : n->outputs()) {
     auto it = run_.env.find(o);
@@ -292,7 +310,7 @@ Status Frontend::stepNode(jit::Node* n) {
   // form, and folding it would write the example run's contents into the file. (Straight-line
   // appends of sizes keep the example's values, as before.)
   if (!all_static && !n->inputs().empty() && n->input(0)->type()->kind() == c10::TypeKind::ListType &&
-      n->owningBlock() != graph_->block() && isInPlaceListOp(n)) {
+      !inlinedBlock(n->owningBlock()) && isInPlaceListOp(n)) {
     const bool tensors = n->input(0)->type()->cast<c10::ListType>()->getElementType()->kind() ==
                          c10::TypeKind::TensorType;
     return nodeError(n, "unsupported-form",
@@ -343,7 +361,9 @@ Status Frontend::runIf(jit::Node* n) {
     if (fresh) it->second = writesOuterList(n);
     return it->second;
   };
-  if (!static_cond && writes_outer_list()) {
+  // A branch that builds a list of numbers in place (F.interpolate's size list under SAM's `if
+  // rel_pos.shape[0] != max_rel_dist`) has no ONNX If form either; on sizes it is decided as below.
+  if (!static_cond && (writes_outer_list() || (changesNumberList(n) && decidedByShapes(n->input(0))))) {
     if (!decidedByShapes(n->input(0)))
       return nodeError(n, "unsupported-form",
                        "a branch on values computed from the inputs' data changes a list or dict made outside it "
@@ -367,11 +387,21 @@ Status Frontend::runIf(jit::Node* n) {
     run_.dropped_asserts.insert(n);
     return okStatus();
   }
-  if (!static_cond) runForMetas(other);
+  // A check on values computed from the inputs that the example passes (nn.LSTM's
+  // check_forward_args on a packed batch's sizes): ONNX has no exceptions, so the raising branch is
+  // left out, as torch.onnx leaves it out, and the branch taken is inlined (lowerNodes), with a
+  // warning that says the check is not in the file.
+  bool inlined = static_cond;
+  if (!static_cond && isCheck(n, &raise_branch) && raise_branch != (cond ? 0u : 1u)) {
+    run_.dropped_checks[n] = cond ? 0 : 1;
+    warnDroppedCheck(n);
+    inlined = true;
+  }
+  if (!inlined) runForMetas(other);
   for (size_t i = 0; i < n->outputs().size(); ++i) {
     jit::Value* bo = taken->outputs()[i];
     run_.env[n->outputs()[i]] = run_.env.at(bo);
-    if (static_cond && run_.statics.count(bo)) run_.statics.insert(n->outputs()[i]);
+    if (inlined && run_.statics.count(bo)) run_.statics.insert(n->outputs()[i]);
     recordMeta(n->outputs()[i]);
   }
   return okStatus();

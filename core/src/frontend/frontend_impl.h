@@ -53,7 +53,14 @@ struct ExampleRun {
   std::unordered_set<jit::Node*> executed;            // trace mode: nodes run (never destroyed)
   std::unordered_set<std::string> warned_unrolled;    // trace mode: constructs already reported
   std::unordered_set<jit::Node*> dropped_asserts;     // asserts on shapes the example inputs pass
-  std::vector<jit::Node*> unrolled_loops;  // script mode: loops replaced by copies (unroll.cpp), destroyed after the run
+  // Checks on the inputs' values that the example inputs pass (isCheck): the branch kept; the
+  // raising one is left out of the file, as torch.onnx leaves it out.
+  std::unordered_map<jit::Node*, size_t> dropped_checks;
+  std::unordered_set<std::string> warned_checks;  // data-check-dropped: one warning per check's line
+  // script mode: loops replaced by copies and appends replaced by new lists (unroll.cpp), destroyed after the run
+  std::vector<jit::Node*> unrolled_loops;
+  // Values that later nodes read in place of an element (forwardsElement): their last use moved.
+  std::unordered_set<jit::Value*> kept_alive;
   // runIf: whether a branch of the If writes a list or dict made outside it (writesOuterList),
   // found once per If rather than at each run of it (an if inside a loop runs every iteration).
   std::unordered_map<const jit::Node*, bool> writes_outer_list;
@@ -111,8 +118,11 @@ class Frontend {
   void freeIfDead(jit::Value* v);
   Result<jit::Node*> unrollIf(jit::Node* n);
   Result<jit::Node*> unrollLoop(jit::Node* n);
+  bool inlinedBlock(const jit::Block* b) const;
   bool unrollsStaticLoop(jit::Node* n) const;
   Status unrollStaticLoop(jit::Node* n);
+  Result<bool> appendAsNewList(jit::Node* n);
+  Result<bool> forwardsElement(jit::Node* n);
   void warnUnrolled(const jit::Node* n, const std::string& what);
 
   // lower.cpp
@@ -123,6 +133,7 @@ class Frontend {
   Status lowerNodes(jit::Block* b, std::vector<ts::Node*>& out);
   Result<FrontendResult> lower();
   void warnDroppedAssert(const jit::Node* n);
+  void warnDroppedCheck(const jit::Node* n);
 
   const jit::Module& module_;
   const ExampleArgs& args_;

@@ -130,6 +130,13 @@ Status Frontend::lowerNodes(jit::Block* b, std::vector<ts::Node*>& out) {
       warnDroppedAssert(n);
       continue;
     }
+    if (auto check = run_.dropped_checks.find(n); check != run_.dropped_checks.end()) {
+      // A check the example passes (runIf): the branch kept, inlined.
+      jit::Block* kept = n->blocks()[check->second];
+      OXPORT_TRY(lowerNodes(kept, out));
+      for (size_t i = 0; i < n->outputs().size(); ++i) map_[n->outputs()[i]] = lookup(kept->outputs()[i]);
+      continue;
+    }
     if (n->kind() == c10::prim::If && run_.statics.count(n->input(0))) {
       auto it = run_.env.find(n->input(0));
       if (it == run_.env.end()) continue;  // in a branch that did not run: its values are unknown
@@ -228,7 +235,7 @@ Result<FrontendResult> Frontend::lower() {
     out_->outputs.push_back(tv);
   }
   // What only a dropped assert read (the loop over sizes in F._verify_batch_size).
-  if (!run_.dropped_asserts.empty()) ts::removeUnusedNodes(*out_);
+  if (!run_.dropped_asserts.empty() || !run_.dropped_checks.empty()) ts::removeUnusedNodes(*out_);
   res.graph = std::move(out_);
   res.warnings = std::move(run_.warnings);
   res.example_run = run_.description;
@@ -245,6 +252,22 @@ void Frontend::warnDroppedAssert(const jit::Node* n) {
                              "exceptions: the example inputs pass it, but inputs of other sizes along the "
                              "dynamic axes that would fail it run without the check",
                              "keep the inputs' sizes consistent as forward() expects");
+  run_.warnings.push_back(atNode(w, n));
+}
+
+// A check on the inputs' values left out of the file (runIf, unrollIf): said once per check's line,
+// whether or not axes are dynamic (other values of any input can fail it).
+void Frontend::warnDroppedCheck(const jit::Node* n) {
+  const SourceLocation at = locationOf(n);
+  if (!run_.warned_checks.insert(at.file + ":" + std::to_string(at.line)).second) return;
+  std::string what = "the check at " + (at.known() ? at.file + ":" + std::to_string(at.line) : std::string("this if")) +
+                     " (an `if` on %" + n->input(0)->debugName() +
+                     " that raises) depends on values computed from the inputs; ONNX has no exceptions, so the check "
+                     "is not in the ONNX file: the example inputs pass it, and inputs that would fail it run on "
+                     "without an error (torch.onnx leaves such checks out too)";
+  Diagnostic w = makeWarning("data-check-dropped", what,
+                             "make sure the inputs given to the exported model satisfy the check, or check them "
+                             "before calling it");
   run_.warnings.push_back(atNode(w, n));
 }
 

@@ -89,6 +89,11 @@ bool buildsList(jit::Node* loop) {
   return changesOuterList(body, loop);
 }
 
+bool changesListInPlace(jit::Node* loop) {
+  jit::Block* body = loop->blocks()[0];
+  return isTrue(body->outputs()[0]) && changesOuterList(body, loop);
+}
+
 Status unrollFixedLoop(jit::Node* loop, int64_t trips, const std::function<Status(jit::Node*, jit::Node*)>& each) {
   jit::Block* body = loop->blocks()[0];
   jit::Graph& g = *loop->owningGraph();

@@ -32,6 +32,11 @@ std::vector<torch::jit::Value*> copyBlockBefore(torch::jit::Block* b, torch::jit
 // later `for x in outs` or len() then reads a static length.
 bool buildsList(torch::jit::Node* loop);
 
+// Whether `loop` never breaks and changes in place a list made before it (at run time, after
+// pass_list_mutation: a list of numbers, `[size for _ in range(dim)]` in F.interpolate, or a list
+// stored elsewhere too), which has no form inside an ONNX Loop at any opset.
+bool changesListInPlace(torch::jit::Node* loop);
+
 // Replaces `loop` (which runs `trips` times: the caller knows the count, and that its condition
 // starts true) by `trips` copies of its body before it, the iteration number a constant in each and
 // the carried values threaded from one copy to the next; the loop's outputs are replaced by the last

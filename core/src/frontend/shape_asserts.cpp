@@ -66,6 +66,7 @@ bool shapeOnly(const jit::Value* v, std::unordered_set<const jit::Value*>& seen)
 bool onlyRaises(const jit::Block* b) {
   const jit::Node* last = nullptr;
   for (const jit::Node* n : b->nodes()) {
+    if (last && n->kind() == c10::prim::Uninitialized) continue;  // the outputs of a path that raised
     if (last) return false;  // something after the raise
     if (n->kind() == c10::prim::RaiseException) {
       last = n;
@@ -103,6 +104,16 @@ bool isShapeAssert(const jit::Node* n, size_t* raise_branch) {
     if (!onlyRaises(n->blocks()[i]) || !onlyChecks(n->blocks()[1 - i])) continue;
     std::unordered_set<const jit::Value*> seen;
     if (!shapeOnly(n->input(0), seen)) return false;
+    *raise_branch = i;
+    return true;
+  }
+  return false;
+}
+
+bool isCheck(const jit::Node* n, size_t* raise_branch) {
+  if (n->kind() != c10::prim::If || n->blocks().size() != 2) return false;
+  for (size_t i = 0; i < 2; ++i) {
+    if (!onlyRaises(n->blocks()[i]) || onlyRaises(n->blocks()[1 - i])) continue;
     *raise_branch = i;
     return true;
   }

@@ -13,6 +13,12 @@ namespace oxport {
 // A condition computed from tensor data (x.sum() > 0) is not one: such a raise stays refused.
 bool isShapeAssert(const torch::jit::Node* n, size_t* raise_branch);
 
+// Whether `n` is a check whatever its condition reads: a prim::If one of whose branches only builds
+// a message and raises (prim::RaiseException, then at most prim::Uninitialized for the If's
+// outputs). nn.LSTM's check_forward_args on a packed batch (`int(batch_sizes[0])`) is one.
+// `raise_branch` gets the raising branch's index.
+bool isCheck(const torch::jit::Node* n, size_t* raise_branch);
+
 // Whether `v` (a condition, a number) is computed from sizes and metadata only, as above.
 bool decidedByShapes(const torch::jit::Value* v);
 

@@ -48,6 +48,8 @@ Result<jit::Node*> Frontend::unrollIf(jit::Node* n) {
   size_t raise_branch = 0;
   if (!run_.statics.count(n->input(0)) && isShapeAssert(n, &raise_branch) && raise_branch != (cond ? 0u : 1u))
     warnDroppedAssert(n);  // a check the example passes, not a path: nothing else is lost
+  else if (!run_.statics.count(n->input(0)) && isCheck(n, &raise_branch) && raise_branch != (cond ? 0u : 1u))
+    warnDroppedCheck(n);  // the same for a check on values: what script mode leaves out
   else if (!run_.statics.count(n->input(0)))
     warnUnrolled(n, std::string("this data-dependent if took its ") + (cond ? "then" : "else") +
                         " branch on the example inputs, and only that branch is exported: inputs that "
@@ -102,18 +104,127 @@ Result<jit::Node*> Frontend::unrollLoop(jit::Node* n) {
 
 // ---- graph_mode "script": loops of a count only the example run knows, that build lists
 
-// A loop at the top of forward whose count the run finds static though no constant says it before
-// the run (len() of a list of fixed length: `for i, s in enumerate(self.strides)`, `[f(x) for x in
-// outs]`), below opset 13: there ONNX Loop cannot carry a sequence, so the list would have to be
-// packed into one tensor (its elements of one shape: not YOLO's grids of each level) or refused.
-// Counts that are constants before the run were unrolled by the pass (unrollListBuildingLoops, at
-// every opset); this is the same unrolling (unrollFixedLoop), each copy run as it is made.
+// Whether the nodes of `b` end up as straight-line code of forward: `b` is forward's block, or a
+// branch of an If decided at export time (its condition static: the lowering inlines the branch
+// taken) in one, at any depth. Not a loop's body, which runs once per iteration.
+bool Frontend::inlinedBlock(const jit::Block* b) const {
+  for (; b->owningNode(); b = b->owningNode()->owningBlock()) {
+    jit::Node* owner = const_cast<jit::Node*>(b->owningNode());
+    if (owner->kind() != c10::prim::If || !run_.statics.count(owner->input(0))) return false;
+  }
+  return true;
+}
+
+// A loop in forward's straight-line code (inlinedBlock) whose count the run finds static though no
+// constant says it before the run (len() of a list of fixed length: `for i, s in
+// enumerate(self.strides)`, `[f(x) for x in outs]`; a rank: `[size for _ in range(dim)]` in the
+// scripted F.interpolate, under Ifs on the rank). Below opset 13 any loop that builds a list: there
+// ONNX Loop cannot carry a sequence, so the list would have to be packed into one tensor (its
+// elements of one shape: not YOLO's grids of each level) or refused. At every opset a loop that
+// changes a list of numbers in place: no ONNX Loop carries one, and one that builds a list from a list
+// of tuples (readsTupleList). Counts that are constants before
+// the run were unrolled by the pass (unrollListBuildingLoops); this is the same unrolling
+// (unrollFixedLoop), each copy run as it is made.
+// Whether the body of `loop` (at any depth) indexes a list of tuples (deformable DETR's `shapes[lid]`
+// of (h, w) sizes): no ONNX value holds one, so only unrolled code (forwardsElement) can read it.
+static bool readsTupleList(const jit::Block* b) {
+  for (const jit::Node* n : b->nodes()) {
+    for (const jit::Block* sb : n->blocks())
+      if (readsTupleList(sb)) return true;
+    if (n->kind() != c10::aten::__getitem__ || n->inputs().empty()) continue;
+    auto lt = n->input(0)->type()->cast<c10::ListType>();
+    if (lt && lt->getElementType()->kind() == c10::TypeKind::TupleType) return true;
+  }
+  return false;
+}
+
 bool Frontend::unrollsStaticLoop(jit::Node* n) const {
-  if (options_.opset_version >= 13 || run_.shadow_depth > 0 || n->owningBlock() != graph_->block()) return false;
+  if (run_.shadow_depth > 0 || !inlinedBlock(n->owningBlock())) return false;
   if (!run_.statics.count(n->input(0)) || !run_.statics.count(n->input(1))) return false;
   const int64_t trips = run_.env.at(n->input(0)).toInt();
   if (trips < 0 || trips > kMaxUnrolledTrips || !run_.env.at(n->input(1)).toBool()) return false;
-  return buildsList(n);
+  return options_.opset_version < 13 ? buildsList(n)
+                                     : changesListInPlace(n) || (buildsList(n) && readsTupleList(n->blocks()[0]));
+}
+
+// In forward's straight-line code (inlinedBlock: unrolled loops and branches decided at export time
+// included), `l.append(x)` of a number that depends on the inputs to a list made by a
+// prim::ListConstruct (`output_size = [size for _ in range(dim)]` in the scripted F.interpolate,
+// once unrolled) becomes a new ListConstruct of l's elements and x, which every later node reads
+// instead of l: the list's elements stay values of the graph (sizes follow the dynamic axes)
+// rather than the example's numbers folded into a list changed in place. Lists also stored
+// elsewhere (a container, a loop's or an if's input) keep the in-place form. Returns whether `n`
+// was replaced (it is destroyed after the run).
+Result<bool> Frontend::appendAsNewList(jit::Node* n) {
+  if (n->kind() != c10::aten::append || n->inputs().size() != 2 || run_.shadow_depth > 0 ||
+      run_.statics.count(n->input(1)) || !inlinedBlock(n->owningBlock()))
+    return false;
+  jit::Value* l = n->input(0);
+  auto list_type = l->type()->cast<c10::ListType>();
+  if (!list_type || l->node()->kind() != c10::prim::ListConstruct) return false;
+  const auto elem = list_type->getElementType()->kind();
+  if (elem != c10::TypeKind::IntType && elem != c10::TypeKind::FloatType && elem != c10::TypeKind::BoolType)
+    return false;
+  for (const jit::Use& u : l->uses()) {
+    const auto k = u.user->kind();
+    if (k == c10::prim::ListConstruct || k == c10::prim::TupleConstruct || k == c10::prim::DictConstruct ||
+        k == c10::prim::Loop || k == c10::prim::If || (u.user->kind() == c10::aten::append && u.offset != 0))
+      return false;
+  }
+  std::vector<jit::Value*> elems(l->node()->inputs().begin(), l->node()->inputs().end());
+  elems.push_back(n->input(1));
+  jit::Node* grown = graph_->createList(list_type->getElementType(), elems);
+  grown->insertBefore(n);
+  if (l->hasDebugName()) grown->output()->setDebugName(l->debugName());
+  grown->setSourceRange(n->sourceRange());
+  grown->setScope(n->scope());
+  l->replaceAllUsesAfterNodeWith(n, grown->output());
+  n->output()->replaceAllUsesWith(grown->output());
+  OXPORT_TRY(step(grown));
+  run_.unrolled_loops.push_back(n);
+  return true;
+}
+
+// In forward's straight-line code, `l[i]` of a list literal of tuples at an index the run knows,
+// and `a, b = t` of a tuple literal, let later code read the element itself: deformable DETR's
+// `for lid, (h, w) in enumerate(shapes)` over `shapes = [(f0.shape[2], f0.shape[3]), ...]`, once
+// unrolled, reads the sizes rather than a list of tuples, which has no ONNX value. Returns whether
+// `n` was replaced (destroyed after the run).
+Result<bool> Frontend::forwardsElement(jit::Node* n) {
+  if (run_.shadow_depth > 0 || !inlinedBlock(n->owningBlock())) return false;
+  if (n->kind() == c10::aten::__getitem__ && n->inputs().size() == 2) {
+    jit::Value* l = n->input(0);
+    auto lt = l->type()->cast<c10::ListType>();
+    if (!lt || lt->getElementType()->kind() != c10::TypeKind::TupleType ||
+        l->node()->kind() != c10::prim::ListConstruct || !run_.statics.count(n->input(1)) ||
+        run_.statics.count(n->output()))
+      return false;
+    for (const jit::Use& u : l->uses())
+      if (u.user->kind() != c10::aten::__getitem__ && u.user->kind() != c10::aten::len) return false;
+    const int64_t size = static_cast<int64_t>(l->node()->inputs().size());
+    int64_t i = run_.env.at(n->input(1)).toInt();
+    if (i < 0) i += size;
+    if (i < 0 || i >= size) return false;
+    jit::Value* elem = l->node()->input(static_cast<size_t>(i));
+    n->output()->replaceAllUsesWith(elem);
+    // Its example value may have been freed after its last use before this rewrite: the list's has it.
+    if (!run_.env.count(elem)) run_.env[elem] = run_.env.at(l).toListRef()[static_cast<size_t>(i)];
+    run_.kept_alive.insert(elem);
+  } else if (n->kind() == c10::prim::TupleUnpack && n->input(0)->node()->kind() == c10::prim::TupleConstruct &&
+             !run_.statics.count(n->input(0))) {
+    jit::Node* t = n->input(0)->node();
+    if (t->inputs().size() != n->outputs().size()) return false;
+    const auto& elements = run_.env.at(n->input(0)).toTupleRef().elements();
+    for (size_t k = 0; k < n->outputs().size(); ++k) {
+      n->outputs()[k]->replaceAllUsesWith(t->input(k));
+      if (!run_.env.count(t->input(k))) run_.env[t->input(k)] = elements[k];
+      run_.kept_alive.insert(t->input(k));
+    }
+  } else {
+    return false;
+  }
+  run_.unrolled_loops.push_back(n);
+  return true;
 }
 
 // The loop node itself is destroyed after the run (exampleRun): the caller still holds it.
