@@ -97,7 +97,8 @@ def torch_onnx(model, inputs, opset, folder):
                               input_names=[f"in{i}" for i in range(len(inputs))])
             expected = model(*inputs)
     except Exception as e:  # torch.onnx refuses: note its reason's first line
-        return "refused", None, (str(e).strip().splitlines() or [""])[0][:60]
+        lines = [line.strip() for line in str(e).splitlines() if line.strip()]
+        return "refused", None, (lines[-1] if lines else type(e).__name__)[:70]
     expected = [expected] if isinstance(expected, torch.Tensor) else list(expected)
     req = {"model": path, "inputs": []}
     for i, t in enumerate(inputs):
