@@ -87,6 +87,13 @@ def run_cli(cli, pt, case, opset, dynamic, timeout):
     return "FAIL", err, first
 
 
+def flatten(out):
+    """A module's outputs as ONNX lists them: nested tuples and lists flattened in order."""
+    if isinstance(out, torch.Tensor):
+        return [out]
+    return [t for o in out for t in flatten(o)]
+
+
 def torch_onnx(model, inputs, opset, folder):
     """torch.onnx.export of the module at `opset`, run in ONNX Runtime: ok / FAIL / refused and max rel error."""
     path = os.path.join(folder, f"torch{opset}.onnx")
@@ -99,7 +106,7 @@ def torch_onnx(model, inputs, opset, folder):
     except Exception as e:  # torch.onnx refuses: note its reason's first line
         lines = [line.strip() for line in str(e).splitlines() if line.strip()]
         return "refused", None, (lines[-1] if lines else type(e).__name__)[:70]
-    expected = [expected] if isinstance(expected, torch.Tensor) else list(expected)
+    expected = flatten(expected)
     req = {"model": path, "inputs": []}
     for i, t in enumerate(inputs):
         numpy.save(os.path.join(folder, f"t{i}.npy"), t.numpy())
@@ -138,7 +145,10 @@ def sweep_one(case, mode, configs, a):
         res, err, code = run_cli(a.cli, pt, case, opset, dyn, a.timeout)
         ref = ""
         if a.torch_onnx and mode == "trace" and not dyn:
-            tres, terr, tcode = torch_onnx(model, inputs, opset, folder)
+            try:
+                tres, terr, tcode = torch_onnx(model, inputs, opset, folder)
+            except Exception as e:  # the comparison must not end the sweep
+                tres, terr, tcode = "FAIL", None, f"{type(e).__name__}: {e}"[:60]
             ref = tres + ("" if terr is None else f" {terr:.1g}") + (f" ({tcode})" if tcode else "")
         rows.append((case.name, mode, str(opset), "dyn" if dyn else "static", res, err, code, ref))
     return rows
@@ -149,6 +159,7 @@ def main():
     ap.add_argument("--cli", default=os.path.join(HERE, "..", "build", "app", "oxport"))
     ap.add_argument("--out", default="/tmp/oxport-nn-sweep")
     ap.add_argument("-k", default="", help="only cases whose name contains this (comma: any of several)")
+    ap.add_argument("--start", default="", help="skip the cases listed before this one (resume a sweep)")
     ap.add_argument("-j", type=int, default=1, help="cases exported at once")
     ap.add_argument("--configs", default="11,17,11d", help="opsets, 'd' suffix: with the case's dynamic axes")
     ap.add_argument("--modes", default="trace,script")
@@ -160,6 +171,8 @@ def main():
     a.cli = os.path.abspath(a.cli)
     keys = [k for k in a.k.split(",") if k]
     cases = [c for c in all_cases() if not keys or any(k in c.name for k in keys)]
+    if a.start:
+        cases = cases[[c.name for c in cases].index(a.start):]
     configs = a.configs.split(",")
     jobs = [(c, m) for c in cases for m in c.modes if m in a.modes.split(",")]
     rows = []

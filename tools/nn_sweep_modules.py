@@ -232,7 +232,7 @@ def _convs():
     c.append(Case("ConvTranspose2d_output_size", lambda: _ConvTOut(), [X2], dyn=None))
     c.append(Case("LazyLinear", lambda: Lazy(nn.LazyLinear(5), (2, 4, 8, 8)), [X2], dyn=D2[:2]))
     c.append(Case("Linear", lambda: nn.Linear(8, 5), [X2], dyn=D2[:2]))
-    c.append(Case("Linear_nobias_1d", lambda: nn.Linear(8, 5, bias=False), ["8"], dyn=None))
+    c.append(Case("Linear_nobias_1d", lambda: nn.Linear(8, 5, bias=False), ["8:float32"], dyn=None))
     c.append(Case("Bilinear", lambda: Two(nn.Bilinear(6, 5, 3)), ["4x6", "4x5"], dyn=("in0:0=batch", "in1:0=batch")))
     return c
 
@@ -332,7 +332,7 @@ def _embeddings():
         Case("EmbeddingBag_offsets", lambda: Two(nn.EmbeddingBag(10, 6, mode="sum")),
              [ints((8,), 10), np.array([0, 3, 3, 5], dtype=np.int64)]),
         Case("EmbeddingBag_psw", lambda: Three(nn.EmbeddingBag(10, 6, mode="sum")),
-             [ints((8,), 10), np.array([0, 2, 5], dtype=np.int64), "8"]),
+             [ints((8,), 10), np.array([0, 2, 5], dtype=np.int64), "8:float32"]),
     ]
 
 
@@ -418,7 +418,7 @@ def _losses():
             Case(f"NLLLoss2d_{red}", lambda red=red: Two(nn.NLLLoss(reduction=red, ignore_index=2)),
                  ["2x5x3x3", ints((2, 3, 3), 5)]),
             Case(f"MarginRankingLoss_{red}", lambda red=red: Three(nn.MarginRankingLoss(0.3, reduction=red)),
-                 ["6", "6", np.sign(rng.standard_normal(6)).astype(np.float32)]),
+                 ["6:float32", "6:float32", np.sign(rng.standard_normal(6)).astype(np.float32)]),
             Case(f"HingeEmbeddingLoss_{red}", lambda red=red: Two(nn.HingeEmbeddingLoss(0.7, reduction=red)),
                  ["4x5", np.sign(rng.standard_normal((4, 5))).astype(np.float32)]),
             Case(f"SoftMarginLoss_{red}", lambda red=red: Two(nn.SoftMarginLoss(reduction=red)),
