@@ -175,7 +175,8 @@ def _activations():
         "Dropout3d_eval": nn.Dropout3d, "AlphaDropout_eval": nn.AlphaDropout,
         "FeatureAlphaDropout_eval": nn.FeatureAlphaDropout, "Identity": nn.Identity,
     }
-    return [Case(n, f, [X2], dyn=D2) for n, f in acts.items()]
+    return [Case(n, f, [X1], dyn=D1) if n.startswith("Dropout1d") else Case(n, f, [X2], dyn=D2)
+            for n, f in acts.items()]
 
 
 def _norms():
