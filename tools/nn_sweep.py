@@ -32,7 +32,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import nn_sweep_functional  # noqa: E402
 import nn_sweep_modules  # noqa: E402
-from probe_zoo import example  # noqa: E402
+from probe_zoo import cli_tensor_args, example  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -54,14 +54,7 @@ def save(case, mode, path):
 
 
 def cli_args(case, pt):
-    args = []
-    for i, a in enumerate(case.args):
-        if not isinstance(a, str):
-            npy = pt[:-3] + f".arg{i}.npy"
-            numpy.save(npy, a)
-            a = "npy=" + npy
-        args += ["--arg", a]
-    return args + ["--input-names", ",".join(f"in{i}" for i in range(len(case.args)))]
+    return cli_tensor_args(case.args, pt) + ["--input-names", ",".join(f"in{i}" for i in range(len(case.args)))]
 
 
 def run_cli(cli, pt, case, opset, dynamic, timeout):

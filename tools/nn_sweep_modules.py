@@ -23,6 +23,11 @@ class Case:
         self.tol = tol
 
 
+def nd(name, d):
+    """The torch.nn class of dimension d: nd("Conv{}d", 2) is nn.Conv2d."""
+    return getattr(nn, name.format(d))
+
+
 def ints(shape, high, low=0):
     return rng.integers(low, high, shape).astype(np.int64)
 
@@ -72,8 +77,8 @@ class Mha(nn.Module):
 class Unpool(nn.Module):
     def __init__(self, d):
         super().__init__()
-        self.pool = [nn.MaxPool1d, nn.MaxPool2d, nn.MaxPool3d][d - 1](2, return_indices=True)
-        self.unpool = [nn.MaxUnpool1d, nn.MaxUnpool2d, nn.MaxUnpool3d][d - 1](2)
+        self.pool = nd("MaxPool{}d", d)(2, return_indices=True)
+        self.unpool = nd("MaxUnpool{}d", d)(2)
 
     def forward(self, x):
         y, i = self.pool(x)
@@ -207,10 +212,10 @@ def _norms():
 def _convs():
     c = []
     for d, (X, D) in enumerate([(X1, D1), (X2, D2), (X3, D3)], 1):
-        conv = [nn.Conv1d, nn.Conv2d, nn.Conv3d][d - 1]
-        convt = [nn.ConvTranspose1d, nn.ConvTranspose2d, nn.ConvTranspose3d][d - 1]
-        lazy = [nn.LazyConv1d, nn.LazyConv2d, nn.LazyConv3d][d - 1]
-        lazyt = [nn.LazyConvTranspose1d, nn.LazyConvTranspose2d, nn.LazyConvTranspose3d][d - 1]
+        conv = nd("Conv{}d", d)
+        convt = nd("ConvTranspose{}d", d)
+        lazy = nd("LazyConv{}d", d)
+        lazyt = nd("LazyConvTranspose{}d", d)
         shape = [int(s) for s in X.split("x")]
         c += [
             Case(f"Conv{d}d", lambda conv=conv: conv(4, 6, 3), [X], dyn=D),
@@ -250,23 +255,22 @@ class _ConvTOut(nn.Module):
 def _pools():
     c = []
     for d, (X, D) in enumerate([(X1, D1), (X2, D2), (X3, D3)], 1):
-        mp = [nn.MaxPool1d, nn.MaxPool2d, nn.MaxPool3d][d - 1]
-        ap = [nn.AvgPool1d, nn.AvgPool2d, nn.AvgPool3d][d - 1]
-        aap = [nn.AdaptiveAvgPool1d, nn.AdaptiveAvgPool2d, nn.AdaptiveAvgPool3d][d - 1]
-        amp = [nn.AdaptiveMaxPool1d, nn.AdaptiveMaxPool2d, nn.AdaptiveMaxPool3d][d - 1]
+        def mk(name, *a, d=d, **kw):
+            return lambda: nd(name, d)(*a, **kw)
+
         c += [
-            Case(f"MaxPool{d}d", lambda mp=mp: mp(2), [X], dyn=D),
-            Case(f"MaxPool{d}d_ceil_dil_pad", lambda mp=mp: mp(3, stride=2, padding=1, dilation=2, ceil_mode=True), [X], dyn=D),
-            Case(f"MaxPool{d}d_indices", lambda mp=mp: Rnn(mp(2, return_indices=True)), [X], dyn=D),
+            Case(f"MaxPool{d}d", mk("MaxPool{}d", 2), [X], dyn=D),
+            Case(f"MaxPool{d}d_ceil_dil_pad", mk("MaxPool{}d", 3, stride=2, padding=1, dilation=2, ceil_mode=True), [X], dyn=D),
+            Case(f"MaxPool{d}d_indices", lambda d=d: Rnn(nd("MaxPool{}d", d)(2, return_indices=True)), [X], dyn=D),
             Case(f"MaxUnpool{d}d", lambda d=d: Unpool(d), [X], dyn=D),
-            Case(f"AvgPool{d}d", lambda ap=ap: ap(2), [X], dyn=D),
-            Case(f"AvgPool{d}d_ceil_pad_nocount", lambda ap=ap: ap(3, stride=2, padding=1, ceil_mode=True,
+            Case(f"AvgPool{d}d", mk("AvgPool{}d", 2), [X], dyn=D),
+            Case(f"AvgPool{d}d_ceil_pad_nocount", mk("AvgPool{}d", 3, stride=2, padding=1, ceil_mode=True,
                                                                    count_include_pad=False), [X], dyn=D),
-            Case(f"AdaptiveAvgPool{d}d", lambda aap=aap: aap(2), [X], dyn=("in0:0=batch",)),
-            Case(f"AdaptiveAvgPool{d}d_1", lambda aap=aap: aap(1), [X], dyn=D),
-            Case(f"AdaptiveAvgPool{d}d_uneven", lambda aap=aap: aap(3), [X], dyn=("in0:0=batch",)),
-            Case(f"AdaptiveMaxPool{d}d", lambda amp=amp: amp(2), [X], dyn=("in0:0=batch",)),
-            Case(f"AdaptiveMaxPool{d}d_uneven", lambda amp=amp: amp(3), [X], dyn=("in0:0=batch",)),
+            Case(f"AdaptiveAvgPool{d}d", mk("AdaptiveAvgPool{}d", 2), [X], dyn=("in0:0=batch",)),
+            Case(f"AdaptiveAvgPool{d}d_1", mk("AdaptiveAvgPool{}d", 1), [X], dyn=D),
+            Case(f"AdaptiveAvgPool{d}d_uneven", mk("AdaptiveAvgPool{}d", 3), [X], dyn=("in0:0=batch",)),
+            Case(f"AdaptiveMaxPool{d}d", mk("AdaptiveMaxPool{}d", 2), [X], dyn=("in0:0=batch",)),
+            Case(f"AdaptiveMaxPool{d}d_uneven", mk("AdaptiveMaxPool{}d", 3), [X], dyn=("in0:0=batch",)),
         ]
     c += [
         Case("AvgPool2d_divisor", lambda: nn.AvgPool2d(2, divisor_override=3), [X2], dyn=D2),
