@@ -186,6 +186,9 @@ def main():
     for o in ops:
         rng = f"{o['opsets'][0]}-{o['opsets'][-1]}" if len(o["opsets"]) > 1 else str(o["opsets"][0])
         lines.append(f"| `{o['op']}` | {rng} | {o['family']} |")
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import nn_sweep_gaps  # noqa: E402
+    lines += nn_sweep_gaps.markdown()
     with open(out, "w") as f:
         f.write("\n".join(lines) + "\n")
     print(f"wrote {out}: {len(ops)} oxport ops; opset 11: {len(ref11) - len(missing)}/{len(ref11)} of torch.onnx's")

@@ -15,11 +15,10 @@ import subprocess
 import sys
 import time
 
-import numpy
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from probe_zoo import NLP_DET  # noqa: E402
+from probe_zoo import NLP_DET, cli_tensor_args  # noqa: E402
 from probe_zoo_vision import VISION  # noqa: E402
 from probe_zoo_ops5 import OPS5  # noqa: E402
 from probe_zoo_seq2 import SEQ2  # noqa: E402
@@ -42,12 +41,7 @@ def save(model, mode, inputs, path):
 
 def run_cli(cli, pt, onnx, spec, dynamic, timeout):
     cmd = [cli, "export", pt, "-o", onnx, "--verify", "--progress", "never"]
-    for i, a in enumerate(spec.args):
-        if not isinstance(a, str):
-            npy = pt[:-3] + f".arg{i}.npy"
-            numpy.save(npy, a)
-            a = "npy=" + npy
-        cmd += ["--arg", a]
+    cmd += cli_tensor_args(spec.args, pt)
     cmd += ["--input-names", ",".join(spec.names)]
     if dynamic:
         for d in spec.dynamic:

@@ -2,6 +2,7 @@
 import math
 from typing import List, Optional, Tuple
 
+import numpy
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -17,6 +18,18 @@ class Spec:
         self.dynamic = list(dynamic)
         self.modes = modes
         self.inputs = [example(a) for a in args]
+
+
+def cli_tensor_args(args, pt):
+    """--arg values for the CLI: tensor specs as they are, numpy arrays saved beside the model as .npy."""
+    out = []
+    for i, a in enumerate(args):
+        if not isinstance(a, str):
+            npy = pt[:-3] + f".arg{i}.npy"
+            numpy.save(npy, a)
+            a = "npy=" + npy
+        out += ["--arg", a]
+    return out
 
 
 def example(spec):

@@ -22,6 +22,7 @@ CASES = [
     case("hardswish", nn.Hardswish(), [T(3, 7)], opsets=(11, 14)),
     case("elu", nn.ELU(0.5), [T(3, 7)]),
     case("softplus", nn.Softplus(beta=2.0), [T(3, 7)]),
+    case("softplus_threshold", nn.Softplus(beta=2.0, threshold=1.0), [T(4, 9)], dynamic={0: [0]}),  # x itself above
     case("prelu", nn.PReLU(4), [T(2, 4, 3, 3)]),
 ]
 

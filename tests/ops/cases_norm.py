@@ -1,7 +1,9 @@
 import torch
 import torch.nn as nn
 
-from optest import T, case
+import torch.nn.functional as F
+
+from optest import Fn, T, case
 
 
 def bn(c, **kw):
@@ -16,6 +18,16 @@ def bn(c, **kw):
     return m
 
 
+def _inorm_running():
+    m = nn.InstanceNorm2d(4, affine=True, track_running_stats=True)
+    with torch.no_grad():
+        m.running_mean.uniform_(-1, 1)
+        m.running_var.uniform_(0.5, 2)
+        m.weight.uniform_(0.5, 1.5)
+        m.bias.uniform_(-0.5, 0.5)
+    return m.eval()
+
+
 CASES = [
     case("batch_norm2d", bn(4), [T(2, 4, 5, 5)], dynamic={0: [0]}),
     case("batch_norm2d_no_affine", bn(3, affine=False), [T(1, 3, 4, 4)]),
@@ -26,4 +38,12 @@ CASES = [
     case("layer_norm_no_affine", nn.LayerNorm(6, elementwise_affine=False), [T(3, 6)]),
     case("group_norm", nn.GroupNorm(2, 6), [T(2, 6, 4, 4)], dynamic={0: [0, 2, 3]}),
     case("instance_norm", nn.InstanceNorm2d(3, affine=True), [T(2, 3, 5, 5)]),
+    # Batch statistics in an eval export: no running statistics, or F.batch_norm(training=True).
+    case("batch_norm2d_batch_stats", nn.BatchNorm2d(4, track_running_stats=False), [T(3, 4, 5, 6)],
+         dynamic={0: [0, 2, 3]}),
+    case("batch_norm1d_batch_stats_2d", nn.BatchNorm1d(5, affine=False, track_running_stats=False), [T(6, 5)]),
+    case("batch_norm_fn_training_with_stats", Fn(lambda x: F.batch_norm(x, torch.zeros(4), torch.ones(4), training=True)),
+         [T(2, 4, 3, 5)]),
+    # InstanceNorm with track_running_stats=True in eval normalizes with the running statistics.
+    case("instance_norm_running_stats", _inorm_running(), [T(2, 4, 5, 5)], dynamic={0: [0, 2, 3]}),
 ]

@@ -73,3 +73,29 @@ CASES += [
          + F.max_unpool3d(*F.max_pool3d(y, 2, return_indices=True), 2).sum(), [T(1, 2, 6), T(1, 2, 4, 4, 2, seed=1)],
          opsets=(11, 17)),
 ]
+
+# Adaptive pooling with uneven windows (an input size the output size does not divide: VGG's
+# AdaptiveAvgPool2d(7) at any size but multiples of 7), and adaptive max pooling behind dynamic
+# axes (a kernel fixed at the example size is wrong at the others). Windows sliced one by one.
+CASES += [
+    case("adaptive_avg_pool2d_uneven", nn.AdaptiveAvgPool2d((3, 5)), [T(2, 4, 8, 7)]),
+    case("adaptive_max_pool2d_uneven", nn.AdaptiveMaxPool2d(3), [T(2, 4, 8, 7)]),
+    case("adaptive_avg_pool3d_uneven", nn.AdaptiveAvgPool3d((2, 3, 3)), [T(1, 2, 5, 7, 4)]),
+    case("adaptive_max_pool1d_uneven_unbatched", nn.AdaptiveMaxPool1d(3), [T(4, 10)]),
+    case("adaptive_max_pool2d_dynamic", nn.AdaptiveMaxPool2d((2, 3)), [T(1, 4, 8, 9)], dynamic={0: [0, 2, 3]}),
+    case("adaptive_avg_pool3d_dynamic", nn.AdaptiveAvgPool3d(2), [T(1, 2, 4, 6, 4)], dynamic={0: [2, 3, 4]}),
+]
+
+# avg_pool with divisor_override: window sums over a fixed divisor (padding counts as zeros).
+CASES += [
+    case("avg_pool2d_divisor_override", nn.AvgPool2d(2, divisor_override=3), [T(2, 3, 6, 8)], dynamic={0: [0, 2, 3]}),
+    case("avg_pool2d_divisor_pad_ceil", nn.AvgPool2d(3, stride=2, padding=1, ceil_mode=True, divisor_override=5),
+         [T(1, 2, 6, 7)], opsets=(10, 11, 17), dynamic={0: [2, 3]}),
+    case("avg_pool3d_divisor_override", nn.AvgPool3d(2, stride=1, padding=1, divisor_override=2), [T(1, 2, 3, 4, 4)]),
+]
+
+# Fractional max pooling draws its windows at random on every call: refused, saying why.
+CASES += [
+    case("fractional_max_pool2d_refused", nn.FractionalMaxPool2d(2, output_size=3), [T(1, 2, 8, 8)], opsets=(11,),
+         expect="error:refused-op", operator_export_type="ONNX"),
+]

@@ -138,11 +138,18 @@ Status convertElu(Context& ctx, const Node& n) {
 Status convertSoftplus(Context& ctx, const Node& n) {
   const Args args(ctx, n);
   OXPORT_ASSIGN(double beta, ctx.constDouble(args.in("beta", 1)));
+  double threshold = 20.0;
+  if (args.has("threshold")) { OXPORT_ASSIGN(threshold, ctx.constDouble(args.in("threshold", 2))); }
   OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
   const DType dt = ctx.dtype(args.in("self", 0));
-  if (beta == 1.0) return bindOut(ctx, n, ctx.emit1("Softplus", {x}));
-  std::string sp = ctx.emit1("Softplus", {ctx.emit1("Mul", {x, ctx.constScalar(beta, dt)})});
-  return bindOut(ctx, n, ctx.emit1("Div", {sp, ctx.constScalar(beta, dt)}));
+  const std::string bx = beta == 1.0 ? x : ctx.emit1("Mul", {x, ctx.constScalar(beta, dt)});
+  std::string sp = ctx.emit1("Softplus", {bx});
+  if (beta != 1.0) sp = ctx.emit1("Div", {sp, ctx.constScalar(beta, dt)});
+  // PyTorch returns x itself where beta * x > threshold; softplus differs from x there by
+  // log1p(exp(-beta * x)) / beta, below float precision only for thresholds near the default 20.
+  if (threshold >= 20.0) return bindOut(ctx, n, sp);
+  const std::string linear = ctx.emit1("Greater", {bx, ctx.constScalar(threshold, dt)});
+  return bindOut(ctx, n, ctx.emit1("Where", {linear, x, sp}));
 }
 
 Status convertPrelu(Context& ctx, const Node& n) {

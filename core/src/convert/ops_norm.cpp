@@ -18,6 +18,31 @@ Result<std::string> channelParam(Context& ctx, const Value* v, int64_t channels,
   return dtype == DType::Float32 ? c : ctx.cast(c, dtype);
 }
 
+// (x - mean) / sqrt(var + eps) * weight + bias with the biased mean and variance of x over every
+// axis but the channels (axis 1): batch_norm with batch statistics, exact at every opset.
+Status batchStatsNorm(Context& ctx, const Node& n, const Args& args, double eps) {
+  const Value* x = args.in("input", 0);
+  const int rank = ctx.rank(x);
+  const DType dt = ctx.dtype(x);
+  OXPORT_ASSIGN(std::string in, ctx.tensor(x));
+  std::vector<int64_t> axes{0};
+  for (int a = 2; a < rank; ++a) axes.push_back(a);
+  const std::vector<Attribute> reduce{attrInts("axes", axes), attrInt("keepdims", 1)};
+  std::string centered = ctx.emit1("Sub", {in, ctx.emit1("ReduceMean", {in}, reduce)});
+  std::string var = ctx.emit1("ReduceMean", {ctx.emit1("Mul", {centered, centered})}, reduce);
+  std::string y = ctx.emit1("Div", {centered, ctx.emit1("Sqrt", {ctx.emit1("Add", {var, ctx.constScalar(eps, dt)})})});
+  std::vector<int64_t> cshape(static_cast<size_t>(rank - 1), 1);
+  cshape[0] = -1;
+  for (int k = 1; k <= 2; ++k) {
+    const Value* p = args.in(k == 1 ? "weight" : "bias", k);
+    if (ctx.isNone(p)) continue;
+    OXPORT_ASSIGN(std::string t, ctx.tensorOfType(p, dt));
+    if (rank > 2) t = ctx.emit1("Reshape", {t, ctx.constInt64s(cshape)});
+    y = ctx.emit1(k == 1 ? "Mul" : "Add", {y, t});
+  }
+  return bindOut(ctx, n, y);
+}
+
 // batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled)
 Status convertBatchNorm(Context& ctx, const Node& n) {
   const Args args(ctx, n);
@@ -30,11 +55,12 @@ Status convertBatchNorm(Context& ctx, const Node& n) {
   OXPORT_ASSIGN(double eps, ctx.constDouble(args.in("eps", 7)));
   const bool training = ctx.trainingForm();
   const bool has_stats = !ctx.isNone(args.in("running_mean", 3)) && !ctx.isNone(args.in("running_var", 4));
-  if (!has_stats && !training)
-    return ctx.error("unsupported-form",
-                     "batch_norm without running statistics (track_running_stats=False) always uses batch "
-                     "statistics, which the inference form of BatchNormalization cannot express",
-                     "export with training=TRAINING at opset 14 or newer");
+  // PyTorch normalizes with the batch's statistics when the call says training=True (so always
+  // without running statistics: track_running_stats=False, F.batch_norm(x, None, None)), whatever
+  // mode the module is in; outside a training export that is the batch-statistics formula.
+  bool batch_stats = !has_stats;
+  if (args.has("training")) { OXPORT_ASSIGN(batch_stats, ctx.constBool(args.in("training", 5))); }
+  if (!training && (batch_stats || !has_stats)) return batchStatsNorm(ctx, n, args, eps);
   if (training && ctx.opset() < 14)
     return ctx.needsOpset(14, "batch_norm in training mode (BatchNormalization training_mode)");
   OXPORT_ASSIGN(std::string in, ctx.tensor(x));
@@ -153,14 +179,21 @@ Status convertInstanceNorm(Context& ctx, const Node& n) {
   const Value* x = args.in("input", 0);
   OXPORT_ASSIGN(bool use_input_stats, ctx.constBool(args.in("use_input_stats", 5)));
   OXPORT_ASSIGN(double eps, ctx.constDouble(args.in("eps", 7)));
-  if (!use_input_stats)
-    return ctx.error("unsupported-form", "instance_norm with use_input_stats=False (running statistics) has no ONNX form",
-                     "use track_running_stats=False, or eval with batch statistics");
   const int64_t c = ctx.meta(x).shape.at(1);
   const DType dt = ctx.dtype(x);
   OXPORT_ASSIGN(std::string in, ctx.tensor(x));
   OXPORT_ASSIGN(std::string w, channelParam(ctx, args.in("weight", 1), c, 1.0f, dt));
   OXPORT_ASSIGN(std::string b, channelParam(ctx, args.in("bias", 2), c, 0.0f, dt));
+  if (!use_input_stats) {
+    // InstanceNorm with track_running_stats=True in eval: the running statistics per channel,
+    // which is the inference form of BatchNormalization.
+    if (ctx.isNone(args.in("running_mean", 3)) || ctx.isNone(args.in("running_var", 4)))
+      return ctx.error("bad-argument", "instance_norm with use_input_stats=False needs running_mean and running_var");
+    OXPORT_ASSIGN(std::string mean, ctx.tensorOfType(args.in("running_mean", 3), dt));
+    OXPORT_ASSIGN(std::string var, ctx.tensorOfType(args.in("running_var", 4), dt));
+    std::vector<Attribute> attrs{attrFloat("epsilon", static_cast<float>(eps))};
+    return bindOut(ctx, n, ctx.emit1("BatchNormalization", {in, w, b, mean, var}, std::move(attrs)));
+  }
   return bindOut(ctx, n, ctx.emit1("InstanceNormalization", {in, w, b}, {attrFloat("epsilon", static_cast<float>(eps))}));
 }
 

@@ -198,8 +198,17 @@ ConvertFn avgPool(size_t nd) {
     std::vector<int64_t>&kernel = w.kernel, &stride = w.stride, &padding = w.padding;
     OXPORT_ASSIGN(bool ceil, ctx.constBool(args.in("ceil_mode", 4)));
     OXPORT_ASSIGN(bool count_include_pad, ctx.constBool(args.in("count_include_pad", 5)));
-    if (args.has("divisor_override", 6))
-      return ctx.error("unsupported-form", "avg_pool with divisor_override has no ONNX form");
+    // divisor_override: every window's sum (zeros for padding) over one fixed divisor, which is
+    // the average over the whole kernel (count_include_pad) times kernel size / divisor.
+    double sum_scale = 0;
+    if (args.has("divisor_override", 6)) {
+      OXPORT_ASSIGN(int64_t divisor, args.constInt("divisor_override", 6));
+      if (divisor == 0) return ctx.error("bad-argument", "avg_pool's divisor_override must not be zero");
+      int64_t window = 1;
+      for (auto k : kernel) window *= k;
+      sum_scale = static_cast<double>(window) / static_cast<double>(divisor);
+      count_include_pad = true;
+    }
     if (ceil) OXPORT_TRY(checkCeilWindows(ctx, ctx.meta(args.in("self", 0)).shape, nd, kernel, padding, {}));
     // Below opset 10 the emulation below (a static Pad, floor mode) is exact at every size where no
     // last window can be dropped; elsewhere the example run's sizes decide.
@@ -248,10 +257,13 @@ ConvertFn avgPool(size_t nd) {
                                    attrInts("pads", std::vector<int64_t>(2 * nd, 0)), attrInt("count_include_pad", 1)};
       std::string sum = ctx.emit1("AveragePool", {padded(x, pad_x, 0)}, plain);
       std::string count = ctx.emit1("AveragePool", {mask}, plain);
-      std::string y = cutToTorchWindows(ctx, x, ctx.emit1("Div", {sum, count}), nd, kernel, stride, padding, {});
+      std::string avg = sum_scale != 0 ? ctx.emit1("Mul", {sum, ctx.constScalar(sum_scale, dt)})
+                                       : ctx.emit1("Div", {sum, count});
+      std::string y = cutToTorchWindows(ctx, x, avg, nd, kernel, stride, padding, {});
       return bindOut(ctx, n, unbatched ? ctx.squeeze(y, {0}) : y);
     }
     std::string y = ctx.emit1("AveragePool", {x}, std::move(attrs));
+    if (sum_scale != 0) y = ctx.emit1("Mul", {y, ctx.constScalar(sum_scale, ctx.dtype(args.in("self", 0)))});
     return bindOut(ctx, n, unbatched ? ctx.squeeze(y, {0}) : y);
   };
 }
@@ -295,6 +307,41 @@ std::string adaptiveAvgByMatrix(Context& ctx, std::string x, size_t rank, size_t
   return x;
 }
 
+// Adaptive pooling of the last `nd` axes window by window, for any sizes: along each axis the O
+// windows [floor(o*L/O), ceil((o+1)*L/O)) are sliced, reduced (ReduceMax/ReduceMean, keepdims) and
+// concatenated. Both poolings are separable (every window along an axis has one size for all the
+// other axes' windows), so axis by axis equals PyTorch's windows. With dynamic inputs the bounds come
+// from the axis' size at run time (Slice with tensor bounds, opset 10).
+Result<std::string> adaptiveBySlices(Context& ctx, std::string x, size_t rank, size_t nd,
+                                     const std::vector<int64_t>& out_size, const std::vector<int64_t>& in_size,
+                                     bool is_max, bool dynamic) {
+  if (dynamic && ctx.opset() < 10)
+    return ctx.needsOpset(10, "adaptive pooling with uneven windows at dynamic sizes (Slice with tensor bounds)");
+  for (size_t i = 0; i < nd; ++i) {
+    const int64_t axis = static_cast<int64_t>(rank - nd + i);
+    const int64_t o_count = out_size[i], len = in_size[i];
+    std::string dyn_len = dynamic ? dimSize(ctx, x, axis) : "";
+    std::vector<std::string> parts;
+    for (int64_t o = 0; o < o_count; ++o) {
+      std::string part;
+      if (!dynamic) {
+        part = ctx.slice(x, {o * len / o_count}, {((o + 1) * len + o_count - 1) / o_count}, {axis});
+      } else {
+        std::string big_o = ctx.constInt64s({o_count});
+        std::string start = ctx.emit1("Div", {ctx.emit1("Mul", {ctx.constInt64s({o}), dyn_len}), big_o});
+        std::string end = ctx.emit1("Div", {ctx.emit1("Add", {ctx.emit1("Mul", {ctx.constInt64s({o + 1}), dyn_len}),
+                                                             ctx.constInt64s({o_count - 1})}),
+                                            big_o});
+        part = ctx.emit1("Slice", {x, start, end, ctx.constInt64s({axis})});
+      }
+      parts.push_back(ctx.emit1(is_max ? "ReduceMax" : "ReduceMean", {part},
+                                {attrInts("axes", {axis}), attrInt("keepdims", 1)}));
+    }
+    x = parts.size() == 1 ? parts[0] : ctx.emit1("Concat", parts, {attrInt("axis", axis)});
+  }
+  return x;
+}
+
 // adaptive_{avg,max}_poolNd(input, output_size): global pooling, or a plain pooling when the
 // input size is a multiple of the output size (averages over 1 or 2 axes of a model with dynamic
 // axes: adaptiveAvgByMatrix).
@@ -327,18 +374,25 @@ ConvertFn adaptivePool(size_t nd, bool is_max) {
     } else if (!is_max && nd <= 2 && (dt == DType::Float32 || dt == DType::Float64) && hasDynamicInputs(ctx)) {
       y = adaptiveAvgByMatrix(ctx, x, unbatched ? rank + 1 : rank, nd, out_size, dt);
     } else {
-      std::vector<int64_t> kernel;
+      std::vector<int64_t> kernel, in_size;
+      bool even = true;
       for (size_t i = 0; i < nd; ++i) {
-        int64_t in = shape[rank - nd + i];
-        if (out_size[i] <= 0 || in % out_size[i] != 0)
-          return ctx.error("unsupported-form",
-                           "adaptive pooling from size " + std::to_string(in) + " to " + std::to_string(out_size[i]) +
-                               " has uneven windows, which ONNX pooling cannot express",
-                           "use an output size that divides the input size, or 1");
-        kernel.push_back(in / out_size[i]);
+        const int64_t in = shape[rank - nd + i];
+        if (out_size[i] <= 0)
+          return ctx.error("bad-argument", "adaptive pooling to output size " + std::to_string(out_size[i]));
+        even = even && in % out_size[i] == 0;
+        in_size.push_back(in);
+        kernel.push_back(in / std::max<int64_t>(out_size[i], 1));
       }
-      y = ctx.emit1(is_max ? "MaxPool" : "AveragePool", {x},
-                    {attrInts("kernel_shape", kernel), attrInts("strides", kernel)});
+      // A kernel fixed at the example size is right only at that size: window by window when the
+      // windows are uneven, or the sizes may change.
+      const bool dynamic = hasDynamicInputs(ctx);
+      if (even && !dynamic) {
+        y = ctx.emit1(is_max ? "MaxPool" : "AveragePool", {x},
+                      {attrInts("kernel_shape", kernel), attrInts("strides", kernel)});
+      } else {
+        OXPORT_ASSIGN(y, adaptiveBySlices(ctx, x, unbatched ? rank + 1 : rank, nd, out_size, in_size, is_max, dynamic));
+      }
     }
     if (unbatched) y = ctx.squeeze(y, {0});
     ctx.bind(n.output(0), y);

@@ -1,0 +1,45 @@
+"""What tools/nn_sweep.py found oxport does not yet export (or refuses) among torch.nn 1.13's modules
+and torch.nn.functional, as docs/COVERAGE.md lists it (tools/coverage.py reads NN_SWEEP). Update it
+with the sweep's table: (module or function, what happens today, why / what to do)."""
+
+NN_SWEEP = [
+    ("nn.CrossEntropyLoss, nn.NLLLoss (incl. 2d), F.cross_entropy, F.nll_loss", "not yet below opset 12",
+     "kept as a custom node at the default opset 11: the converters need opset 12 "
+     "(SoftmaxCrossEntropyLoss / NegativeLogLikelihoodLoss). A LogSoftmax + GatherElements form for opsets "
+     "9-11 is still to write"),
+    ("nn.MultiLabelMarginLoss", "not yet", "kept as a custom node (no converter yet); torch.onnx has none either"),
+    ("nn.CTCLoss", "not yet", "kept as a custom node: the alignment sum is a dynamic-programming loop over time "
+     "(a Loop over log-sum-exp); torch.onnx has none either"),
+    ("nn.LSTM(proj_size > 0)", "refused, why", "ONNX LSTM has no projection; the recurrence would have to be "
+     "unrolled as a Loop of MatMuls. torch.onnx refuses it too"),
+    ("nn.FractionalMaxPool2d/3d", "refused, why", "random windows on every call (refused.def); use adaptive "
+     "or plain max pooling for inference"),
+    ("F.dropout / F.rrelu with training=True, F.gumbel_softmax", "random", "they draw random numbers on every "
+     "call; the export cannot match libtorch's generator (dropout: ONNX Dropout in training mode; rrelu, "
+     "gumbel: kept as custom nodes). Export the model in eval or pass the noise in as an input"),
+    ("F.interpolate(mode='area') with a scale factor", "refused (dynamic-argument)", "area is adaptive average "
+     "pooling to the scaled size; the size computed from the input's shape is refused as a dynamic argument"),
+    ("F.affine_grid(theta, x.shape)", "refused (dynamic-argument)", "the size taken from another input's shape "
+     "is refused as a dynamic argument; a constant size converts"),
+    ("F.grid_sample(mode='bicubic' or 'reflection' padding), 5-D grid_sample", "not yet at opset 11",
+     "kept as a custom node at opset 11 (bilinear/nearest with zeros/border padding convert); ONNX "
+     "GridSample (opset 16) is 4-D only"),
+    ("F.gaussian_nll_loss (scripted)", "refused (no-kernel)", "its `with torch.no_grad()` block records "
+     "prim::CreateObject in a scripted graph, which the frontend cannot run yet; traced converts"),
+    ("nn.EmbeddingBag with per_sample_weights (scripted)", "refused (unsupported-op aten::format)",
+     "the string formatting of an error message on a branch that does not run is not removed from the "
+     "scripted graph (frontend); traced converts"),
+    ("nn.CrossMapLRN2d, nn.SyncBatchNorm (CPU)", "PyTorch's limit", "CrossMapLRN2d is a Python autograd "
+     "Function (neither traces nor scripts); SyncBatchNorm raises on CPU tensors. Use nn.LocalResponseNorm / "
+     "nn.BatchNorm (torch.nn.SyncBatchNorm.convert_sync_batchnorm's inverse) for export"),
+]
+
+
+def markdown():
+    lines = ["", "## torch.nn sweep: not yet, refused, why", "",
+             "From `tools/nn_sweep.py` (every torch.nn 1.13 module and nn.functional function in a tiny module, traced "
+             "and scripted, default options + --verify, opset 17, dynamic axes); the list is `tools/nn_sweep_gaps.py`.", "",
+             "| module / function | status | why, what to do |", "| --- | --- | --- |"]
+    for what, status, why in NN_SWEEP:
+        lines.append(f"| {what} | {status} | {why} |")
+    return lines
