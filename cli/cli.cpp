@@ -533,8 +533,9 @@ int cmdExportOrVerify(const ParsedArgs& p, std::ostream& out, std::ostream& err,
       line.clear();
       out << "*** after " << pass << " ***\n" << text << std::flush;
     };
-    auto r = model->exportOnnx(job.options, OutputTarget::toFile(job.output), progress, cancel,
-                               p.print_after.empty() ? nullptr : &trace);
+    OutputTarget target = OutputTarget::toFile(job.output);
+    target.graph_views = false;  // the studio's previews; the command prints neither
+    auto r = model->exportOnnx(job.options, target, progress, cancel, p.print_after.empty() ? nullptr : &trace);
     line.clear();
     if (!r.ok()) {
       printDiagnostics(err, r.error().diagnostics(), p.json);
