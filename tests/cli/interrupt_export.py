@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Ctrl+C while `oxport export` writes a large model: the export stops within a second or two
-with the `cancelled` diagnostic and exit status 130, the earlier file at the output path is
+"""Ctrl+C while `oxport export` writes a large model: the export stops within a second (two for
+a child that does not act on the cancel) with the `cancelled` diagnostic and exit status 130, the earlier file at the output path is
 byte for byte what it was, and no temporary file is left.
 
 usage: interrupt_export.py OXPORT WORKDIR MODE
@@ -113,7 +113,11 @@ if sent_at is None:
     print("FAIL: the progress line never said the weights were being written")
 else:
     took = ended - sent_at
-    print("stopped in under 2 s" if took < 2.0 else "FAIL: stopped %.2f s after the signal" % took)
+    # A cancel ends the export within one block of weights: 0.06-0.2 s after the signal in every
+    # phase on GPT-2 medium at a load of 20 on 2 CPUs (docs/BENCHMARKS.md); 1 s leaves room for a
+    # loaded CI machine. The unresponsive child is killed after the parent's 1 s grace.
+    limit = 2.0 if mode == "unresponsive" else 1.0
+    print("stopped in under %d s" % limit if took < limit else "FAIL: stopped %.2f s after the signal" % took)
 text = seen.decode("utf-8", "replace")
 if mode == "unresponsive":
     print("interrupted diagnostic" if "error[interrupted]: interrupted (Interrupt) while exporting" in text

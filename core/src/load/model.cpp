@@ -1,6 +1,10 @@
+#include <caffe2/serialize/read_adapter_interface.h>
+#include <fcntl.h>
 #include <torch/csrc/jit/serialization/import.h>
 #include <torch/csrc/jit/passes/inliner.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <functional>
 #include <optional>
 #include <set>
@@ -155,6 +159,38 @@ static bool hasControlFlow(const torch::jit::Block* b) {
   return false;
 }
 
+namespace {
+
+// libtorch's reads of the archive, through DeferredCrcs: the tensor records' CRC-32s are checked
+// as they are read, and a cancel stops the read within one 4 MiB piece (libtorch then fails with
+// a read error, reported as the cancel). torch::jit::load of a 1.4 GB model takes seconds.
+class CheckingReader : public caffe2::serialize::ReadAdapterInterface {
+ public:
+  CheckingReader(int fd, size_t size, DeferredCrcs& crcs, const CancelToken& cancel)
+      : fd_(fd), size_(size), crcs_(crcs), cancel_(cancel) {}
+  ~CheckingReader() override { ::close(fd_); }
+  size_t size() const override { return size_; }
+  size_t read(uint64_t pos, void* buf, size_t n, const char*) const override {
+    return crcs_.read(fd_, pos, buf, n, [this] { return cancel_.cancelled(); });
+  }
+
+ private:
+  int fd_;
+  size_t size_;
+  DeferredCrcs& crcs_;
+  const CancelToken& cancel_;
+};
+
+torch::jit::Module loadChecked(const std::filesystem::path& path, DeferredCrcs& crcs, const CancelToken& cancel) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return torch::jit::load(path.string());  // libtorch says why
+  const off_t size = ::lseek(fd, 0, SEEK_END);
+  auto reader = std::make_shared<CheckingReader>(fd, static_cast<size_t>(std::max<off_t>(size, 0)), crcs, cancel);
+  return torch::jit::load(std::shared_ptr<caffe2::serialize::ReadAdapterInterface>(reader));
+}
+
+}  // namespace
+
 Result<Model> Model::load(const std::filesystem::path& path, const ProgressFn& progress, const CancelToken& cancel) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -188,7 +224,8 @@ Result<Model> Model::load(const std::filesystem::path& path, const ProgressFn& p
   if (step(0.0, "checking the archive of " + path.filename().string())) return cancelled;
   // The zip directory, the entries TorchScript needs and the CRC-32s, before libtorch reads it
   // (libtorch checks little of this; see torch_archive.h).
-  OXPORT_TRY(checkTorchScriptArchive(path));
+  DeferredCrcs crcs;  // the tensor records': checked as libtorch reads them
+  OXPORT_TRY(checkTorchScriptArchive(path, &crcs));
   auto impl = std::make_shared<Impl>();
   std::vector<Diagnostic> notes;
   // A model that uses ops of an op library not loaded yet fails with "Unknown builtin op";
@@ -201,10 +238,13 @@ Result<Model> Model::load(const std::filesystem::path& path, const ProgressFn& p
     if (probe.ok()) {
       if (step(0.5, "compiling its TorchScript code")) return cancelled;
       try {
-        impl->module = torch::jit::load(path.string());
+        impl->module = loadChecked(path, crcs, cancel);
         if (loadGuard() == LoadGuard::CallerIsolated) readAllSourceRanges(impl->module);
         break;
       } catch (const std::exception& e) {
+        if (cancel.cancelled()) return cancelled;
+        // A damaged tensor record is the better explanation of a failed read.
+        OXPORT_TRY(crcs.finish(path));
         probe = loadFailed(path, torchErrorMessage(e));
       }
     }
@@ -213,6 +253,8 @@ Result<Model> Model::load(const std::filesystem::path& path, const ProgressFn& p
     OXPORT_ASSIGN(bool retry, loadLibraryForUnknownOp(path, message, notes));
     if (!retry) return probe.error();
   }
+  if (cancel.cancelled()) return cancelled;
+  OXPORT_TRY(crcs.finish(path));  // the tensor records libtorch did not read whole
   if (step(0.8, "reading forward()'s signature and the parameters")) return cancelled;
   auto method = impl->module.find_method("forward");
   if (!method)

@@ -2,10 +2,17 @@
 // its zip64 locator and record, central directory headers, local file headers).
 #include "load/torch_archive.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <fstream>
 #include <set>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 namespace oxport {
 namespace {
@@ -80,6 +87,13 @@ class Reader {
   uint64_t size_;
 };
 
+// FOLDER/data/N: a tensor's bytes (torch.jit.save writes one record per storage).
+bool isTensorRecord(const std::string& name, const std::string& folder) {
+  const std::string prefix = folder + "/data/";
+  if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) return false;
+  return name.find_first_not_of("0123456789", prefix.size()) == std::string::npos;
+}
+
 const char* kDamagedHint =
     "the file was probably cut short or altered while copying or downloading; copy it again, or "
     "save the model again with torch.jit.save";
@@ -88,12 +102,75 @@ Error damaged(const fs::path& path, const std::string& what) {
   return Error("corrupt-model", path.string() + " is damaged or truncated: " + what, kDamagedHint);
 }
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define OXPORT_CRC_FOLD 1
+// CRC-32 by carry-less multiplication (PCLMULQDQ): four 128-bit lanes folded 64 bytes at a time,
+// then Barrett reduction ("Fast CRC Computation for Generic Polynomials Using PCLMULQDQ", Intel,
+// 2009; the bit-reflected constants of the zip polynomial, as in zlib's and Chromium's SIMD CRC).
+// n >= 64 and a multiple of 16; `c` is the running register (the CRC inverted). About 4x the
+// slicing-by-8 loop below on a loaded machine: the check of a 1.4 GB model took 3.1 s of an
+// 11 s export.
+#define OXPORT_CLMUL __attribute__((target("pclmul,sse4.1")))
+OXPORT_CLMUL inline __m128i load16(const unsigned char* q) {
+  return _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
+}
+// One fold step: a's two 64-bit halves times the constants k (low by low, high by high), xor next.
+OXPORT_CLMUL inline __m128i fold16(__m128i a, __m128i k, __m128i next) {
+  return _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(a, k, 0x00), _mm_clmulepi64_si128(a, k, 0x11)), next);
+}
+
+OXPORT_CLMUL uint32_t crcFold(uint32_t c, const unsigned char* p, size_t n) {
+  alignas(16) static const uint64_t k1k2[] = {0x0154442bd4, 0x01c6e41596};
+  alignas(16) static const uint64_t k3k4[] = {0x01751997d0, 0x00ccaa009e};
+  alignas(16) static const uint64_t k5k0[] = {0x0163cd6124, 0x0000000000};
+  alignas(16) static const uint64_t poly[] = {0x01db710641, 0x01f7011641};
+  __m128i x1 = _mm_xor_si128(load16(p), _mm_cvtsi32_si128(static_cast<int>(c)));
+  __m128i x2 = load16(p + 16), x3 = load16(p + 32), x4 = load16(p + 48);
+  p += 64;
+  n -= 64;
+  __m128i k = _mm_load_si128(reinterpret_cast<const __m128i*>(k1k2));
+  for (; n >= 64; n -= 64, p += 64) {
+    x1 = fold16(x1, k, load16(p));
+    x2 = fold16(x2, k, load16(p + 16));
+    x3 = fold16(x3, k, load16(p + 32));
+    x4 = fold16(x4, k, load16(p + 48));
+  }
+  k = _mm_load_si128(reinterpret_cast<const __m128i*>(k3k4));
+  x1 = fold16(x1, k, x2);
+  x1 = fold16(x1, k, x3);
+  x1 = fold16(x1, k, x4);
+  for (; n >= 16; n -= 16, p += 16) x1 = fold16(x1, k, load16(p));
+  // 128 bits to 64, then Barrett reduction to 32.
+  const __m128i mask = _mm_setr_epi32(~0, 0, ~0, 0);
+  x1 = _mm_xor_si128(_mm_srli_si128(x1, 8), _mm_clmulepi64_si128(x1, k, 0x10));
+  k = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(k5k0));
+  x1 = _mm_xor_si128(_mm_clmulepi64_si128(_mm_and_si128(x1, mask), k, 0x00), _mm_srli_si128(x1, 4));
+  k = _mm_load_si128(reinterpret_cast<const __m128i*>(poly));
+  __m128i r = _mm_clmulepi64_si128(_mm_and_si128(x1, mask), k, 0x10);
+  r = _mm_clmulepi64_si128(_mm_and_si128(r, mask), k, 0x00);
+  return static_cast<uint32_t>(_mm_extract_epi32(_mm_xor_si128(x1, r), 1));
+}
+
+bool haveClmul() {
+  static const bool have = __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1");
+  return have;
+}
+#endif
+
 }  // namespace
 
 uint32_t crc32Update(uint32_t crc, const void* data, size_t n) {
   const auto& t = crcTables();
   const auto* p = static_cast<const unsigned char*>(data);
   uint32_t c = crc ^ 0xffffffffu;
+#ifdef OXPORT_CRC_FOLD
+  if (n >= 64 && haveClmul()) {
+    const size_t whole = n & ~size_t(15);
+    c = crcFold(c, p, whole);
+    p += whole;
+    n -= whole;
+  }
+#endif
   for (; n >= 8; n -= 8, p += 8) {
     const uint32_t a = u32(p) ^ c, b = u32(p + 4);
     c = t[7][a & 0xff] ^ t[6][(a >> 8) & 0xff] ^ t[5][(a >> 16) & 0xff] ^ t[4][a >> 24] ^ t[3][b & 0xff] ^
@@ -198,7 +275,7 @@ Result<std::vector<ArchiveEntry>> readZipDirectory(const fs::path& path) {
   return entries;
 }
 
-Status checkTorchScriptArchive(const fs::path& path) {
+Status checkTorchScriptArchive(const fs::path& path, DeferredCrcs* deferred) {
   {
     std::ifstream f(path, std::ios::binary);
     char magic[4] = {0, 0, 0, 0};
@@ -241,10 +318,56 @@ Status checkTorchScriptArchive(const fs::path& path) {
   Reader r(path, fs::file_size(path, ec));
   for (const auto& a : entries) {
     if (a.method != 0) continue;  // libtorch's zip reader checks these when it inflates them
+    if (deferred && isTensorRecord(a.name, folder)) {
+      deferred->entries_.push_back(a);
+      continue;
+    }
     uint32_t c = 0;
     if (!r.crc(a.data_offset, a.compressed_size, &c))
       return damaged(path, "cannot read entry " + a.name);
     if (c != a.crc32) return damaged(path, "entry " + a.name + " fails its CRC-32 check");
+  }
+  if (deferred) {
+    std::sort(deferred->entries_.begin(), deferred->entries_.end(),
+              [](const ArchiveEntry& a, const ArchiveEntry& b) { return a.data_offset < b.data_offset; });
+    deferred->state_.assign(deferred->entries_.size(), 0);
+  }
+  return okStatus();
+}
+
+size_t DeferredCrcs::read(int fd, uint64_t offset, void* buf, size_t n, const std::function<bool()>& stop) {
+  // The tensor record whose bytes these are, if the read is exactly one record.
+  auto it = std::lower_bound(entries_.begin(), entries_.end(), offset,
+                             [](const ArchiveEntry& e, uint64_t off) { return e.data_offset < off; });
+  const bool whole = it != entries_.end() && it->data_offset == offset && it->compressed_size == n;
+  constexpr size_t kPiece = size_t(4) << 20;
+  auto* out = static_cast<unsigned char*>(buf);
+  size_t done = 0;
+  uint32_t crc = 0;
+  while (done < n) {
+    if (stop && stop()) return done;
+    const size_t want = std::min(kPiece, n - done);
+    const ssize_t got = ::pread(fd, out + done, want, static_cast<off_t>(offset + done));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return done;
+    if (whole) crc = crc32Update(crc, out + done, static_cast<size_t>(got));
+    done += static_cast<size_t>(got);
+  }
+  if (whole) state_[static_cast<size_t>(it - entries_.begin())] = crc == it->crc32 ? 1 : 2;
+  return done;
+}
+
+Status DeferredCrcs::finish(const fs::path& path) {
+  std::error_code ec;
+  Reader r(path, fs::file_size(path, ec));
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    const ArchiveEntry& a = entries_[i];
+    if (state_[i] == 0) {
+      uint32_t c = 0;
+      if (!r.crc(a.data_offset, a.compressed_size, &c)) return damaged(path, "cannot read entry " + a.name);
+      state_[i] = c == a.crc32 ? 1 : 2;
+    }
+    if (state_[i] == 2) return damaged(path, "entry " + a.name + " fails its CRC-32 check");
   }
   return okStatus();
 }

@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -37,8 +38,33 @@ struct ArchiveEntry {
 // The entries of the zip directory, checked for consistency with the file's size (no CRCs).
 Result<std::vector<ArchiveEntry>> readZipDirectory(const std::filesystem::path& path);
 
-// The whole check described above.
-Status checkTorchScriptArchive(const std::filesystem::path& path);
+class DeferredCrcs;
+
+// The whole check described above. With `deferred`, the CRC-32s of the tensor records are left
+// to it (below); everything else (the directory, the headers, the other entries' CRC-32s: the
+// pickles and code libtorch parses) is checked now.
+Status checkTorchScriptArchive(const std::filesystem::path& path, DeferredCrcs* deferred = nullptr);
+
+// The CRC-32s of the tensor records (FOLDER/data/N), checked as libtorch reads them instead of in
+// a pass of their own over the file beforehand. libtorch copies those bytes into tensors without
+// interpreting them, so nothing needs them checked before it reads them; reading a 1.4 GB model
+// twice cost about as much again as libtorch's own read (docs/BENCHMARKS.md).
+class DeferredCrcs {
+ public:
+  // Reads `n` bytes at `offset` of the archive (open as `fd`) into `buf`, as libtorch asks for
+  // them: pread(2) in 4 MiB pieces, `stop` asked between pieces (a cancel). A read of exactly one
+  // tensor record's bytes checks its CRC-32 on the way, while its pieces are in the cache.
+  // Returns the bytes read: fewer at the end of the file, on an error, or when stopped.
+  size_t read(int fd, uint64_t offset, void* buf, size_t n, const std::function<bool()>& stop);
+  // After the load: the tensor records not read whole through `read` are read from the file and
+  // checked here. The first damaged record is the error (corrupt-model, as the whole check says).
+  Status finish(const std::filesystem::path& path);
+
+ private:
+  friend Status checkTorchScriptArchive(const std::filesystem::path& path, DeferredCrcs* deferred);
+  std::vector<ArchiveEntry> entries_;  // the tensor records, by data_offset
+  std::vector<uint8_t> state_;         // per entry: 0 not read whole yet, 1 its CRC-32 matches, 2 it fails
+};
 
 // CRC-32 (the zip/zlib polynomial), continuing from `crc` (0 to start).
 uint32_t crc32Update(uint32_t crc, const void* data, size_t n);

@@ -169,11 +169,19 @@ int deduplicateInitializers(Graph& g, const CancelToken& cancel) {
     return a.transposed_of->data == b.transposed_of->data && a.transposed_of->dtype == b.transposed_of->dtype &&
            a.transposed_of->shape == b.transposed_of->shape;
   };
-  // All hashes first, so that a cancel leaves the graph as it was.
+  // All hashes first, so that a cancel leaves the graph as it was. A tensor whose byte count no
+  // other initializer shares has no duplicate: its bytes are not read (GPT-2's 200 MB embedding
+  // was hashed for nothing).
+  std::unordered_map<size_t, int> same_size;
+  for (const auto& init : g.initializers) ++same_size[init.tensor.nbytes];
   std::vector<size_t> hashes;
   hashes.reserve(g.initializers.size());
   for (const auto& init : g.initializers) {
     if (cancel.cancelled()) return -1;
+    if (same_size[init.tensor.nbytes] == 1) {
+      hashes.push_back(hashes.size());  // unique: its own bucket
+      continue;
+    }
     if (init.transposed_of) {
       hashes.push_back(std::hash<const void*>{}(init.transposed_of->data) ^ 0x5bd1e995u);
     } else {

@@ -35,7 +35,7 @@ Status passTorchChecks(ExportState& s) {
   }
   s.result.stats.torch_nodes = static_cast<int>(g.nodes.size());
   for (const auto* n : g.nodes) ++s.result.stats.torch_op_histogram[n->kind];
-  s.result.torch_graph = tsGraphView(g);
+  if (s.out.graph_views) s.result.torch_graph = tsGraphView(g);
   if (s.options.input_names.size() > static_cast<size_t>(g.inputs.size())) {
     Diagnostic d = makeError("too-many-input-names",
                              "input_names has " + std::to_string(s.options.input_names.size()) +

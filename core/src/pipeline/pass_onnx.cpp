@@ -229,7 +229,7 @@ Status passWrite(ExportState& s) {
   for (const auto& vi : s.model.graph.value_info) known.insert(vi.name);
   for (auto& vi : wr.inferred_value_info)
     if (known.insert(vi.name).second) s.model.graph.value_info.push_back(std::move(vi));
-  result.onnx_graph = onnx_ir::toGraphView(graph);
+  if (s.out.graph_views) result.onnx_graph = onnx_ir::toGraphView(graph);
   result.output = s.out.file;
   return okStatus();
 }
