@@ -102,18 +102,40 @@ Result<jit::Node*> Frontend::unrollLoop(jit::Node* n) {
 
 // ---- graph_mode "script": loops of a count only the example run knows, that build lists
 
+// Does `loop`'s body read a list of tuples or lists made outside it at the iteration number (`for h
+// in [(0, H - ws), (H - ws, H - s), (H - s, H)]` in SwinIR-style calculate_mask, its sizes from the
+// input)? No ONNX value holds such a list, so a loop of a static count over one is unrolled at every
+// opset, each copy reading its element by a constant index.
+static bool readsOuterListAtIteration(jit::Node* loop) {
+  jit::Block* body = loop->blocks()[0];
+  for (const jit::Use& u : body->inputs()[0]->uses()) {
+    jit::Node* r = u.user;
+    if (r->kind() != c10::aten::__getitem__ || u.offset != 1) continue;
+    auto list = r->input(0)->type()->cast<c10::ListType>();
+    const c10::TypeKind elem = list ? list->getElementType()->kind() : c10::TypeKind::TensorType;
+    if (elem != c10::TypeKind::TupleType && elem != c10::TypeKind::ListType) continue;
+    for (jit::Block* b = r->input(0)->node()->owningBlock(); b; b = b->owningNode() ? b->owningNode()->owningBlock() : nullptr) {
+      if (b->owningNode() == loop) break;
+      if (!b->owningNode()) return true;  // made outside the loop
+    }
+  }
+  return false;
+}
+
 // A loop at the top of forward whose count the run finds static though no constant says it before
 // the run (len() of a list of fixed length: `for i, s in enumerate(self.strides)`, `[f(x) for x in
 // outs]`), below opset 13: there ONNX Loop cannot carry a sequence, so the list would have to be
 // packed into one tensor (its elements of one shape: not YOLO's grids of each level) or refused.
 // Counts that are constants before the run were unrolled by the pass (unrollListBuildingLoops, at
-// every opset); this is the same unrolling (unrollFixedLoop), each copy run as it is made.
+// every opset); this is the same unrolling (unrollFixedLoop), each copy run as it is made. A loop
+// reading a list of tuples or lists at its iteration number unrolls at every opset.
 bool Frontend::unrollsStaticLoop(jit::Node* n) const {
-  if (options_.opset_version >= 13 || run_.shadow_depth > 0 || n->owningBlock() != graph_->block()) return false;
+  if (run_.shadow_depth > 0 || n->owningBlock() != graph_->block()) return false;
   if (!run_.statics.count(n->input(0)) || !run_.statics.count(n->input(1))) return false;
   const int64_t trips = run_.env.at(n->input(0)).toInt();
   if (trips < 0 || trips > kMaxUnrolledTrips || !run_.env.at(n->input(1)).toBool()) return false;
-  return buildsList(n);
+  if (readsOuterListAtIteration(n)) return true;
+  return options_.opset_version < 13 && buildsList(n);
 }
 
 // The loop node itself is destroyed after the run (exampleRun): the caller still holds it.
