@@ -2,7 +2,8 @@
 segmentation transformers and heads, pose/keypoints/faces, OCR/document (this file); depth, 3-D,
 video, low-level vision and detection odds and ends (probe_zoo_vision3_b.py). Written the way their
 authors write them (from memory of the real code), random weights, fixed seed, small sizes.
-The sweep's results: docs/PROBES.md, "Round 3: vision (probe3v)".
+The sweep's results (model, mode, static/dynamic result, max error, cause, fix, torch.onnx): docs/PROBES.md,
+"Round 3: vision (probe3v)".
 """
 import math
 from typing import List, Optional
