@@ -12,7 +12,7 @@ import torchvision
 from torch import nn
 
 from probe_zoo import Spec
-from probe_zoo_vision import cbr
+from probe_zoo_vision import LayerNorm2dMeanVar as LayerNorm2d, cbr  # NAFNet's LayerNorm2d: mean/var over channels
 
 
 # ---------------------------------------------------------------- MiDaS small (fusion blocks)
@@ -404,21 +404,6 @@ class SwinIR(nn.Module):
 
 
 # ---------------------------------------------------------------- NAFNet, Restormer
-class LayerNorm2d(nn.Module):
-    def __init__(self, c, eps=1e-6):
-        super().__init__()
-        self.weight = nn.Parameter(torch.ones(c) + 0.1 * torch.randn(c))
-        self.bias = nn.Parameter(0.1 * torch.randn(c))
-        self.eps = eps
-
-    def forward(self, x):
-        N, C, H, W = x.size()
-        mu = x.mean(1, keepdim=True)
-        var = (x - mu).pow(2).mean(1, keepdim=True)
-        y = (x - mu) / (var + self.eps).sqrt()
-        return self.weight.view(1, C, 1, 1) * y + self.bias.view(1, C, 1, 1)
-
-
 class SimpleGate(nn.Module):
     def forward(self, x):
         x1, x2 = x.chunk(2, dim=1)
