@@ -12,6 +12,7 @@ import torch
 from state_modules import CacheThenRead, CallCounter, DataBranchWrite, GrowingTable, LoopWrites
 from script_patterns import (DataCheck, InterpPosEncoding, PerInstanceConv, PerLevelSplit, RelPosResize,
                              SizesInRankLoop)
+from loop_modules import ShiftedWindowMask
 
 
 class DataIf(torch.nn.Module):
@@ -625,6 +626,8 @@ CASES = [
     ("optional_tuple_arg", OptionalTupleArg(), [[T(2, 3), T(2, 4, seed=1), T(2, 4, seed=2)],
                                                 [T(3, 2, seed=3), T(3, 5, seed=4), T(3, 1, seed=5)]],
      {"x": [0, 1], "k": [0, 1], "v": [0, 1]}, []),
+    ("shifted_window_mask", ShiftedWindowMask(), [[T(1, 8, 8)], [T(2, 12, 7, seed=1)], [T(1, 5, 16, seed=2)]],
+     {"x": [0, 1, 2]}, []),
     # State kept on self: each export and each reference run is a call from the saved state.
     ("state_counter", CallCounter(), [[T(2, 3)], [T(4, 3, seed=1)]], {"x": [0]}, []),
     # Its constant-count loop of appends is unrolled: no Loop in the file.

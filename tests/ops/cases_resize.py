@@ -163,6 +163,42 @@ CASES += [
          opsets=(11, 17)),
 ]
 
+
+# affine_grid with sizes read from the input (STN's `affine_grid(theta, x.size())`, a face crop of
+# a fixed size for a dynamic batch): N and C are not needed, dynamic spatial sizes build the base
+# grid at run time (Range, or NonZero before opset 11). Scripted, F.affine_grid's own size checks are
+# an If on the sizes (opset 11+) and min() of the size list.
+class STN(torch.nn.Module):
+    def __init__(self, align: bool):
+        super().__init__()
+        self.align = align
+
+    def forward(self, x, t):
+        return F.grid_sample(x, F.affine_grid(t, x.size(), align_corners=self.align), align_corners=self.align)
+
+
+class AffineCrop(torch.nn.Module):
+    def forward(self, x, t):
+        return F.affine_grid(t, [x.size(0), x.size(1), 4, 3], align_corners=False)
+
+
+class AffineGrid3dOfInput(torch.nn.Module):
+    def forward(self, x, t):
+        return F.affine_grid(t, x.size(), align_corners=True)
+
+
+CASES += [
+    case(f"affine_grid_of_input_size{'_align' if a else ''}{'_script' if sc else ''}", STN(a),
+         [T(2, 3, 6, 5), T(2, 2, 3, seed=1)], opsets=(11, 17) if sc else (9, 11, 17), script=sc,
+         dynamic={0: [0, 2, 3], 1: [0]})
+    for a in (False, True) for sc in (False, True)
+] + [
+    case("affine_grid_dynamic_batch_fixed_crop", AffineCrop(), [T(2, 3, 6, 5), T(2, 2, 3, seed=1)], opsets=(11,),
+         dynamic={0: [0], 1: [0]}),
+    case("affine_grid_3d_of_input_size", AffineGrid3dOfInput(), [T(1, 2, 3, 1, 4), T(1, 3, 4, seed=1)], opsets=(11, 17),
+         script=True, dynamic={0: [0, 2, 3, 4], 1: [0]}),
+]
+
 # mode='nearest-exact' (aten::_upsample_nearest_exact*d, or __interpolate when scripted): the
 # pixel whose centre is nearest, ONNX's half_pixel + round_prefer_ceil from opset 11; whole
 # scale factors also at 9/10, where it is plain nearest.

@@ -101,6 +101,26 @@ ConvertFn extremumOp(bool is_max) {
   };
 }
 
+// max(list) / min(list) of numbers: the list's elements (of a fixed count) as one 1-D tensor of the
+// result's dtype, reduced to a 0-d value.
+Status listExtremum(Context& ctx, const Node& n, bool is_max) {
+  const DType dt = n.output(0)->meta.dtype;
+  std::string all;
+  if (dt == DType::Int64) {  // also a list of sizes or a slice of one, kept as a tensor
+    OXPORT_ASSIGN(all, ctx.intsTensor(n.input(0)));
+  } else {
+    OXPORT_ASSIGN(auto elems, ctx.listElements(n.input(0)));
+    std::vector<std::string> parts;
+    for (const Value* e : elems) {
+      OXPORT_ASSIGN(std::string t, ctx.tensorOfType(e, dt));
+      parts.push_back(ctx.reshape(t, {1}));
+    }
+    if (parts.empty()) return ctx.error("bad-argument", std::string(is_max ? "max" : "min") + "() of an empty list");
+    all = parts.size() == 1 ? parts[0] : ctx.emit1("Concat", parts, {attrInt("axis", 0)});
+  }
+  return bindOut(ctx, n, reduceOver(ctx, is_max ? "ReduceMax" : "ReduceMin", all, {0}, false));
+}
+
 ConvertFn binary(const std::string& op) {
   return [op](Context& ctx, const Node& n) -> Status {
     const Args args(ctx, n);
@@ -340,13 +360,14 @@ void registerElementwiseOps(Registry& r) {
   addAll(r, {"aten::pow", "aten::pow_"}, convertPow);
   r.add("aten::maximum", extremumOp(true));
   // max(a, b) / min(a, b) of two numbers in a scripted forward (prim::max.int, .float, .int_float,
-  // ...) when they depend on input sizes; the one-list overloads (max(list)) are not converted.
+  // ...) when they depend on input sizes; max(list) / min(list) (F.affine_grid's
+  // `min(spatial_size) == 1` check, scripted) reduce the list as a 1-D tensor.
   r.add("prim::max", [](Context& ctx, const Node& n) -> Status {
-    if (n.inputs.size() != 2) return ctx.error("unsupported-form", "max() of a list of numbers");
+    if (n.inputs.size() == 1) return listExtremum(ctx, n, true);
     return extremumOp(true)(ctx, n);
   });
   r.add("prim::min", [](Context& ctx, const Node& n) -> Status {
-    if (n.inputs.size() != 2) return ctx.error("unsupported-form", "min() of a list of numbers");
+    if (n.inputs.size() == 1) return listExtremum(ctx, n, false);
     return extremumOp(false)(ctx, n);
   });
   r.add("aten::minimum", extremumOp(false));

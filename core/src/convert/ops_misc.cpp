@@ -128,7 +128,15 @@ Status convertGetItem(Context& ctx, const Node& n) {
   if (list->producer && (list->producer->kind == "prim::ListConstruct" || list->producer->kind == "prim::TupleConstruct")) {
     auto& ins = list->producer->inputs;
     if (idx < 0) idx += static_cast<int64_t>(ins.size());
-    OXPORT_ASSIGN(std::string s, ctx.tensor(ins.at(static_cast<size_t>(idx))));
+    if (idx < 0 || idx >= static_cast<int64_t>(ins.size())) return ctx.error("bad-argument", "list index out of range");
+    const Value* e = ins[static_cast<size_t>(idx)];
+    if (e->type == ts::ValueType::Tuple || e->type == ts::ValueType::List) {
+      // an element that is itself a tuple or list (`for h in [(0, H - ws), ...]`): its values
+      OXPORT_ASSIGN(auto elems, ctx.listElements(e));
+      ctx.bindListValues(n.output(0), std::move(elems));
+      return okStatus();
+    }
+    OXPORT_ASSIGN(std::string s, ctx.tensor(e));
     return bindOut(ctx, n, s);
   }
   OXPORT_ASSIGN(auto names, ctx.tensorList(list));

@@ -536,17 +536,68 @@ Status convertGridSampler(Context& ctx, const Node& n) {
                                     attrInt("align_corners", align ? 1 : 0)}));
 }
 
+// The base grid of affine_grid over spatial sizes known only at run time (`sizes`: the 1-D int64
+// size list N, C, [D,] H, W): per axis (2i + 1) / s - 1, with align_corners (2i - (s - 1)) /
+// max(s - 1, 1) (0 for a single step, as PyTorch), as (x, y[, z], 1) broadcast over the spatial
+// sizes and flattened: [1, points, nd + 1] of dtype `work`.
+std::string dynamicAffineBase(Context& ctx, const std::string& sizes, size_t nd, bool align, DType work) {
+  const auto snd = static_cast<int64_t>(nd);
+  std::string spatial = ctx.slice(sizes, {2}, {snd + 2}, {0});
+  std::string target = ctx.emit1("Concat", {spatial, ctx.constInt64s({1})}, {attrInt("axis", 0)});
+  const std::string one = ctx.constScalar(1.0, work);
+  const std::string two = ctx.constScalar(2.0, work);
+  std::vector<std::string> parts(nd + 1);
+  for (size_t k = 0; k < nd; ++k) {
+    std::string s = ctx.emit1("Gather", {sizes, ctx.constInt64s({static_cast<int64_t>(k) + 2}, true)}, {attrInt("axis", 0)});
+    std::string i2 = ctx.emit1("Mul", {ctx.cast(arangeOf(ctx, s), work), two});
+    std::string sf = ctx.cast(s, work);
+    std::string c;
+    if (align) {
+      std::string sm1 = ctx.emit1("Sub", {sf, one});
+      c = ctx.emit1("Div", {ctx.emit1("Sub", {i2, sm1}), ctx.emit1("Max", {sm1, one})});
+    } else {
+      c = ctx.emit1("Sub", {ctx.emit1("Div", {ctx.emit1("Add", {i2, one}), sf}), one});
+    }
+    std::vector<int64_t> shape(nd + 1, 1);
+    shape[k] = -1;
+    parts[nd - 1 - k] = ctx.emit1("Expand", {ctx.reshape(c, shape), target});  // x is the innermost axis
+  }
+  parts[nd] = ctx.emit1("Expand", {ctx.reshape(one, std::vector<int64_t>(nd + 1, 1)), target});
+  return ctx.reshape(ctx.emit1("Concat", parts, {attrInt("axis", snd)}), {1, -1, snd + 1});
+}
+
 // affine_grid_generator(theta, size, align_corners): the base grid of normalised coordinates
-// (x, y[, z], 1) over the output's spatial size (a constant), times theta^T: [N, H, W, 2] or
-// [N, D, H, W, 3]. Every opset.
+// (x, y[, z], 1) over the output's spatial size, times theta^T: [N, H, W, 2] or [N, D, H, W, 3].
+// N and C are never read (N comes from theta), so they may depend on the inputs; spatial sizes
+// that do (STN's `affine_grid(theta, x.size())` with a dynamic image) build the grid at run time.
+// Every opset.
 Status convertAffineGrid(Context& ctx, const Node& n) {
   const Args args(ctx, n);
   OXPORT_ASSIGN(std::string theta, ctx.tensor(args.in("theta", 0)));
-  OXPORT_ASSIGN(auto size, ctx.constInts(args.in("size", 1)));
+  const Value* size_v = args.in("size", 1);
   OXPORT_ASSIGN(bool align, ctx.constBool(args.in("align_corners", 2)));
-  if (size.size() != 4 && size.size() != 5)
+  const int out_rank = ctx.rank(n.output(0));
+  if (out_rank != 4 && out_rank != 5)
     return ctx.error("bad-argument", "affine_grid needs a size of 4 (N, C, H, W) or 5 (N, C, D, H, W)");
   const DType dt = ctx.dtype(args.in("theta", 0));
+  std::vector<int64_t> size{0, 0};  // N and C unused
+  if (auto elems = ctx.listElements(size_v); elems.ok() && static_cast<int>(elems->size()) == out_rank - 1) {
+    for (size_t k = 2; k < elems->size(); ++k)
+      if (auto s = ctx.maybeInt((*elems)[k])) size.push_back(*s);
+  } else if (auto c = ctx.constInts(size_v); c.ok() && static_cast<int>(c->size()) == out_rank - 1) {
+    size = *c;
+  }
+  if (static_cast<int>(size.size()) != out_rank - 1) {
+    const size_t nd = static_cast<size_t>(out_rank - 2);
+    OXPORT_ASSIGN(std::string sizes, ctx.intsTensor(size_v));
+    const DType work = dt == DType::Float64 ? DType::Float64 : DType::Float32;
+    std::string b = dynamicAffineBase(ctx, sizes, nd, align, work);
+    if (work != dt) b = ctx.cast(b, dt);
+    std::string grid = ctx.emit1("MatMul", {b, ctx.emit1("Transpose", {theta}, {attrInts("perm", {0, 2, 1})})});
+    std::string out = ctx.emit1("Concat", {ctx.slice(ctx.shapeOf(theta), {0}, {1}, {0}), ctx.slice(sizes, {2}, {static_cast<int64_t>(nd) + 2}, {0}),
+                                           ctx.constInt64s({static_cast<int64_t>(nd)})}, {attrInt("axis", 0)});
+    return bindOut(ctx, n, ctx.emit1("Reshape", {grid, out}));
+  }
   auto coords = [align](int64_t steps) {
     std::vector<double> v(static_cast<size_t>(steps), 0.0);
     if (steps <= 1) return v;  // PyTorch: a single step sits at 0

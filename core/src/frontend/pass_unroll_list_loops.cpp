@@ -107,7 +107,16 @@ Status unrollFixedLoop(jit::Node* loop, int64_t trips, const std::function<Statu
     }
     ins.insert(ins.end(), carried.begin(), carried.end());
     std::vector<jit::Value*> outs = copyBlockBefore(body, loop, ins);
-    if (each) OXPORT_TRY(each(before->next(), loop));
+    if (each) {
+      // `each` may unroll a loop nested in the copy, replacing that loop's outputs (which `outs` may
+      // hold) by its last copy's: read them back through a placeholder that uses them.
+      jit::Node* hold = g.create(c10::prim::TupleConstruct, outs);
+      hold->insertAfter(loop);
+      Status st = each(before->next(), loop);
+      outs.assign(hold->inputs().begin(), hold->inputs().end());
+      hold->destroy();
+      OXPORT_TRY(st);
+    }
     carried.assign(outs.begin() + 1, outs.end());
   }
   for (size_t k = 0; k < loop->outputs().size(); ++k) loop->outputs()[k]->replaceAllUsesWith(carried[k]);

@@ -138,11 +138,32 @@ static bool readsTupleList(const jit::Block* b) {
   return false;
 }
 
+// Does `loop`'s body read a list of tuples or lists made outside it at the iteration number (`for h
+// in [(0, H - ws), (H - ws, H - s), (H - s, H)]` in SwinIR-style calculate_mask, its sizes from the
+// input)? No ONNX value holds such a list, so a loop of a static count over one is unrolled at every
+// opset, each copy reading its element by a constant index.
+static bool readsOuterListAtIteration(jit::Node* loop) {
+  jit::Block* body = loop->blocks()[0];
+  for (const jit::Use& u : body->inputs()[0]->uses()) {
+    jit::Node* r = u.user;
+    if (r->kind() != c10::aten::__getitem__ || u.offset != 1) continue;
+    auto list = r->input(0)->type()->cast<c10::ListType>();
+    const c10::TypeKind elem = list ? list->getElementType()->kind() : c10::TypeKind::TensorType;
+    if (elem != c10::TypeKind::TupleType && elem != c10::TypeKind::ListType) continue;
+    for (jit::Block* b = r->input(0)->node()->owningBlock(); b; b = b->owningNode() ? b->owningNode()->owningBlock() : nullptr) {
+      if (b->owningNode() == loop) break;
+      if (!b->owningNode()) return true;  // made outside the loop
+    }
+  }
+  return false;
+}
+
 bool Frontend::unrollsStaticLoop(jit::Node* n) const {
   if (run_.shadow_depth > 0 || !inlinedBlock(n->owningBlock())) return false;
   if (!run_.statics.count(n->input(0)) || !run_.statics.count(n->input(1))) return false;
   const int64_t trips = run_.env.at(n->input(0)).toInt();
   if (trips < 0 || trips > kMaxUnrolledTrips || !run_.env.at(n->input(1)).toBool()) return false;
+  if (readsOuterListAtIteration(n)) return true;
   return options_.opset_version < 13 ? buildsList(n)
                                      : changesListInPlace(n) || (buildsList(n) && readsTupleList(n->blocks()[0]));
 }
