@@ -3,10 +3,6 @@ and torch.nn.functional, as docs/COVERAGE.md lists it (tools/coverage.py reads N
 with the sweep's table: (module or function, what happens today, why / what to do)."""
 
 NN_SWEEP = [
-    ("nn.CrossEntropyLoss, nn.NLLLoss (incl. 2d), F.cross_entropy, F.nll_loss", "not yet below opset 12",
-     "kept as a custom node at the default opset 11: the converters need opset 12 "
-     "(SoftmaxCrossEntropyLoss / NegativeLogLikelihoodLoss). A LogSoftmax + GatherElements form for opsets "
-     "9-11 is still to write"),
     ("nn.MultiLabelMarginLoss", "not yet", "kept as a custom node (no converter yet); torch.onnx has none either"),
     ("nn.CTCLoss", "not yet", "kept as a custom node: the alignment sum is a dynamic-programming loop over time "
      "(a Loop over log-sum-exp); torch.onnx has none either"),

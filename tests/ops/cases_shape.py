@@ -185,3 +185,19 @@ CASES += [
     case("take_along_dim_broadcast", lambda a, i: torch.take_along_dim(a, i, 2),
          [T(2, 3, 4), Npy(np.array([[[3, 0]]]))], opsets=(11,)),
 ]
+
+
+class SplitBySize(torch.nn.Module):
+    """Split sizes computed from a dynamic axis (Deformable DETR's per-level value.split): the pieces
+    must follow the axis, not the example's sizes."""
+
+    def forward(self, x):
+        h = x.shape[1] // 3
+        a, b = x.split([h, x.shape[1] - h], dim=1)
+        return a * 2, b.sum(1)
+
+
+CASES += [
+    case("split_sizes_from_shape", SplitBySize(), [T(2, 9)], opsets=(11, 13, 17), dynamic={0: [1]}),
+    case("split_sizes_from_shape_script", SplitBySize(), [T(2, 9)], script=True, opsets=(11, 17), dynamic={0: [1]}),
+]

@@ -1,6 +1,8 @@
 // Losses as models compute them in forward (distillation, auxiliary heads, exported training
 // graphs): mse_loss, l1_loss, smooth_l1_loss, huber_loss, binary_cross_entropy(_with_logits),
 // nll_loss and cross_entropy_loss. reduction: 0 none, 1 mean, 2 sum (at::Reduction).
+#include <optional>
+
 #include "convert/args.h"
 #include "convert/registry.h"
 #include "convert/util.h"
@@ -97,9 +99,41 @@ Status convertBce(Context& ctx, const Node& n) {
   return bindWeightedLoss(ctx, n, l, reduction);
 }
 
+// Below opset 12 (no NegativeLogLikelihoodLoss): the loss of log-probabilities `logp` [N, C, d...]
+// at class-index targets [N, d...] as PyTorch defines it: l = -w[t] logp[n, t] where t is not
+// ignore_index (0 there); mean divides by the sum of w[t] over the targets not ignored.
+std::string classLossByGather(Context& ctx, const std::string& logp, const std::string& target,
+                              const std::string* weight, int64_t reduction, int64_t ignore, DType dt) {
+  std::string valid = ctx.emit1("Not", {ctx.emit1("Equal", {target, ctx.constScalar(ignore, DType::Int64)})});
+  std::string safe = ctx.emit1("Where", {valid, target, ctx.constScalar(0, DType::Int64)});
+  std::string picked;
+  if (ctx.opset() >= 11) {
+    picked = ctx.squeeze(ctx.emit1("GatherElements", {logp, ctx.unsqueeze(safe, {1})}, {attrInt("axis", 1)}), {1});
+  } else {
+    // No GatherElements before 11: the target's class picked by a one-hot mask along axis 1.
+    std::string depth = ctx.emit1("Gather", {ctx.emit1("Shape", {logp}), ctx.constInt64s({1})}, {attrInt("axis", 0)});
+    std::string hot = ctx.cast(ctx.emit1("OneHot", {safe, depth, ctx.constInt64s({0, 1})}, {attrInt("axis", 1)}),
+                               DType::Bool);
+    picked = reduceOver(ctx, "ReduceSum", ctx.emit1("Where", {hot, logp, ctx.constScalar(0, dt)}), {1}, false);
+  }
+  std::string w = ctx.cast(valid, dt);
+  if (weight) w = ctx.emit1("Mul", {w, ctx.emit1("Gather", {*weight, safe}, {attrInt("axis", 0)})});
+  std::string l = ctx.emit1("Neg", {ctx.emit1("Mul", {picked, w})});
+  if (reduction != 1) return applyReduction(ctx, l, reduction);
+  return ctx.emit1("Div", {reduceOver(ctx, "ReduceSum", l, {}, false), reduceOver(ctx, "ReduceSum", w, {}, false)});
+}
+
+// log_softmax over axis 1 of any rank (LogSoftmax below opset 13 flattens the axes after it).
+std::string logSoftmaxAxis1(Context& ctx, const std::string& x) {
+  std::string shifted = ctx.emit1("Sub", {x, reduceOver(ctx, "ReduceMax", x, {1}, true)});
+  std::string lse = ctx.emit1("Log", {reduceOver(ctx, "ReduceSum", ctx.emit1("Exp", {shifted}), {1}, true)});
+  return ctx.emit1("Sub", {shifted, lse});
+}
+
 // nll_loss / nll_loss2d / nll_loss_nd(self, target, weight, reduction, ignore_index) and
 // cross_entropy_loss(self, target, weight, reduction, ignore_index, label_smoothing): ONNX's
-// NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss (opset 12), class-index targets.
+// NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss from opset 12, classLossByGather below;
+// class-index targets.
 ConvertFn convertClassLoss(bool softmax) {
   return [softmax](Context& ctx, const Node& n) -> Status {
     const Args args(ctx, n);
@@ -124,6 +158,15 @@ ConvertFn convertClassLoss(bool softmax) {
       x = ctx.unsqueeze(x, {0});
       target = ctx.unsqueeze(target, {0});
     }
+    if (ctx.opset() < 12) {
+      const DType dt = ctx.dtype(args.in("self", 0));
+      std::optional<std::string> w;
+      if (args.has("weight", 2)) { OXPORT_ASSIGN(w, ctx.tensorOfType(args.in("weight", 2), dt)); }
+      std::string y = classLossByGather(ctx, softmax ? logSoftmaxAxis1(ctx, x) : x, ctx.cast(target, DType::Int64),
+                                        w ? &*w : nullptr, reduction, ignore, dt);
+      if (ctx.rank(args.in("self", 0)) == 1 && reduction == 0) y = ctx.squeeze(y, {0});
+      return bindOut(ctx, n, y);
+    }
     std::vector<std::string> ins{x, ctx.cast(target, DType::Int64)};
     if (args.has("weight", 2)) {
       OXPORT_ASSIGN(std::string w, ctx.tensor(args.in("weight", 2)));
@@ -146,8 +189,8 @@ void registerLossOps(Registry& r) {
   r.add("aten::huber_loss", pointwiseLoss("huber"));
   r.add("aten::binary_cross_entropy_with_logits", convertBceWithLogits);
   r.add("aten::binary_cross_entropy", convertBce);
-  addAll(r, {"aten::nll_loss", "aten::nll_loss2d", "aten::nll_loss_nd"}, convertClassLoss(false), 12);
-  r.add("aten::cross_entropy_loss", convertClassLoss(true), 12);
+  addAll(r, {"aten::nll_loss", "aten::nll_loss2d", "aten::nll_loss_nd"}, convertClassLoss(false));
+  r.add("aten::cross_entropy_loss", convertClassLoss(true));
 }
 
 }  // namespace oxport::convert

@@ -236,6 +236,24 @@ ConvertFn splitOp(bool is_chunk) {
     if (is_chunk && sizes.size() > 1 && std::all_of(sizes.begin(), sizes.end(), [&](int64_t v) { return v == sizes[0]; })) {
       return bindParts(ctx, n, ctx.emit("Split", {x}, static_cast<int>(sizes.size()), {attrInt("axis", dim)}));
     }
+    // Sizes computed from the inputs' shapes (Deformable DETR's value.split([h * w for h, w in
+    // shapes])): each piece a Slice between the sizes' running sums, which follow the dynamic axes
+    // where the example run's sizes would bake them.
+    const Value* size_arg = args.in({"split_size", "split_sizes", "chunks"}, 1);
+    if (!is_chunk && !size_arg->constant && sizes.size() > 1 && ctx.opset() >= 11 &&
+        size_arg->type == ts::ValueType::List) {
+      OXPORT_ASSIGN(std::string s, ctx.intsTensor(size_arg));
+      std::string ends = ctx.emit1("CumSum", {s, ctx.constInt64s({0}, /*scalar=*/true)});
+      std::string axes = ctx.constInt64s({dim});
+      std::vector<std::string> parts;
+      std::string start = ctx.constInt64s({0});
+      for (size_t i = 0; i < sizes.size(); ++i) {
+        std::string end = ctx.emit1("Gather", {ends, ctx.constInt64s({static_cast<int64_t>(i)})}, {attrInt("axis", 0)});
+        parts.push_back(ctx.emit1("Slice", {x, start, end, axes}));
+        start = end;
+      }
+      return bindParts(ctx, n, parts);
+    }
     return bindSplit(ctx, n, x, dim, sizes);
   };
 }
