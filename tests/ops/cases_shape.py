@@ -201,3 +201,16 @@ CASES += [
     case("split_sizes_from_shape", SplitBySize(), [T(2, 9)], opsets=(11, 13, 17), dynamic={0: [1]}),
     case("split_sizes_from_shape_script", SplitBySize(), [T(2, 9)], script=True, opsets=(11, 17), dynamic={0: [1]}),
 ]
+
+
+class LengthsToCpu(torch.nn.Module):
+    """Scripted `.cpu()` (pack_padded_sequence's `lengths.cpu()`): the tensor itself."""
+
+    def forward(self, x, lengths):
+        return x * lengths.cpu().unsqueeze(1).to(x.dtype)
+
+
+CASES += [
+    case("cpu_is_identity_script", LengthsToCpu(), [T(3, 4), Npy(np.array([2, 1, 3], dtype=np.int64))], script=True,
+         opsets=(9, 17)),
+]

@@ -292,7 +292,7 @@ void registerStructuralOps(Registry& r) {
   r.add("aten::ScalarImplicit", convertNumToTensor);
   addAll(r, {"aten::contiguous", "aten::detach", "aten::detach_", "aten::clone", "aten::alias", "aten::lift",
              "aten::lift_fresh", "aten::_shape_as_tensor_identity", "aten::resolve_conj", "aten::resolve_neg",
-             "prim::data"},
+             "prim::data", "aten::cpu"},  // the export runs on the CPU: .cpu() is the tensor itself
          convertIdentity);
   addAll(r, {"prim::unchecked_cast", "aten::list"}, convertUncheckedCast);
   addAll(r, {"aten::to", "aten::type_as", "aten::float", "aten::double", "aten::half", "aten::long", "aten::int",
