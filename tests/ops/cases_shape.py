@@ -214,3 +214,20 @@ CASES += [
     case("cpu_is_identity_script", LengthsToCpu(), [T(3, 4), Npy(np.array([2, 1, 3], dtype=np.int64))], script=True,
          opsets=(9, 17)),
 ]
+
+
+class NoGradBlock(torch.nn.Module):
+    """Scripted `with torch.no_grad():` (F.gaussian_nll_loss has one): the context manager object
+    failed the example run (prim::CreateObject); its block is what the file computes."""
+
+    def forward(self, x):
+        with torch.no_grad():
+            y = x.clamp(min=0.1)
+            if y.shape[0] > 1:
+                y = y * 2
+        return y + x
+
+
+CASES += [
+    case("no_grad_block_script", NoGradBlock(), [T(3, 4)], script=True, opsets=(11, 17), dynamic={0: [0]}),
+]

@@ -21,6 +21,42 @@ namespace oxport {
 
 namespace {
 
+// `with torch.no_grad():` / `torch.enable_grad()` / `torch.set_grad_enabled(b)` in scripted code
+// (F.gaussian_nll_loss clamps its variance under one): an object of the context manager's class
+// (prim::CreateObject, its __init__ inlined into prim::SetAttr), entered and exited around the
+// block. Gradients play no part in the file, and the example run has none: the context manager
+// goes, its block stays.
+void removeGradModeContexts(jit::Block* b) {
+  std::vector<jit::Node*> creates;
+  for (jit::Node* n : b->nodes()) {
+    for (jit::Block* sb : n->blocks()) removeGradModeContexts(sb);
+    if (n->kind() != c10::prim::CreateObject) continue;
+    auto cls = n->output()->type()->cast<c10::ClassType>();
+    if (!cls || !cls->name() || cls->name()->qualifiedName().find("torch.autograd.grad_mode.") == std::string::npos)
+      continue;
+    bool only_context_uses = true;
+    for (const jit::Use& u : n->output()->uses()) {
+      const auto k = u.user->kind();
+      only_context_uses = only_context_uses && (k == c10::prim::Enter || k == c10::prim::Exit ||
+                                                k == c10::prim::SetAttr || k == c10::prim::GetAttr);
+    }
+    if (only_context_uses) creates.push_back(n);
+  }
+  for (jit::Node* create : creates) {
+    std::vector<jit::Node*> users;
+    for (const jit::Use& u : create->output()->uses()) users.push_back(u.user);
+    for (jit::Node* u : users) {
+      for (jit::Value* o : u->outputs()) {
+        if (!o->hasUses()) continue;
+        jit::WithInsertPoint guard(u);
+        o->replaceAllUsesWith(u->owningGraph()->insertConstant(c10::IValue()));
+      }
+      u->destroy();
+    }
+    create->destroy();
+  }
+}
+
 void removeConsoleOutput(jit::Block* b) {
   for (auto it = b->nodes().begin(); it != b->nodes().end();) {
     jit::Node* n = *it;
@@ -54,6 +90,7 @@ Result<FrontendResult> Frontend::run() {
   report(Phase::Passes, 0.0, "inlining");
   graph_ = module_.get_method("forward").graph()->copy();
   jit::Inline(*graph_);
+  removeGradModeContexts(graph_->block());
   OXPORT_TRY(bakeArguments());
   // self.cache = x, self.count += 1: a read after a write reads the value; the last write is
   // state for the next call, dropped (before the flags are folded: what stays read is the saved value).
