@@ -66,7 +66,7 @@ const Registry& builtinRegistry() {
         {"structural", registerStructuralOps}, {"conv", registerConvOps},
         {"norm", registerNormOps},             {"pool", registerPoolOps},
         {"activation", registerActivationOps}, {"elementwise", registerElementwiseOps},
-        {"linear", registerLinearOps},         {"shape", registerShapeOps},
+        {"linear", registerLinearOps},         {"shape", registerShapeOps}, {"split", registerSplitOps},
         {"tensor", registerTensorOps},         {"reduce", registerReduceOps},
         {"math", registerMathOps},             {"sort", registerSortOps},
         {"index", registerIndexOps},

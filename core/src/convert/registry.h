@@ -65,6 +65,7 @@ void registerActivationOps(Registry& r);
 void registerElementwiseOps(Registry& r);
 void registerLinearOps(Registry& r);
 void registerShapeOps(Registry& r);
+void registerSplitOps(Registry& r);
 void registerTensorOps(Registry& r);
 void registerIndexOps(Registry& r);    // ops_index.cpp
 void registerResizeOps(Registry& r);   // ops_resize.cpp: padding and upsampling
