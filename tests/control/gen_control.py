@@ -9,7 +9,7 @@ from typing import Dict, List, Optional, Tuple
 
 import torch
 
-from state_modules import CacheThenRead, CallCounter, DataBranchWrite, GrowingTable, LoopWrites
+from state_modules import CacheThenRead, CallCounter, DataBranchWrite, GrowingTable, LoopWrites, SliceWrittenBuffer
 from script_patterns import (DataCheck, InterpPosEncoding, PerInstanceConv, PerLevelSplit, RelPosResize,
                              SizesInRankLoop)
 from loop_modules import ShiftedWindowMask
@@ -636,6 +636,9 @@ CASES = [
     ("state_growing_table", GrowingTable(), [[T(6, 6)], [T(3, 6, seed=1)], [T(4, 6, seed=2)], [T(9, 6, seed=3)]],
      {"x": [0]}, ["If"]),
     ("state_data_branch", DataBranchWrite(), [[T(2, 3, fill="ones")], [T(2, 3, fill="zeros")], [T(3, 3, seed=1)]],
+     {"x": [0]}, ["If"]),
+    # Scripted reads of self.cache after the write through its view read the written value.
+    ("state_slice_written_buffer", SliceWrittenBuffer(), [[T(3, 4)], [T(1, 4, seed=1)], [T(5, 4, seed=2)]],
      {"x": [0]}, ["If"]),
     ("state_loop_writes", LoopWrites(), [[T(3, 4)], [T(1, 4, seed=1)], [T(6, 4, seed=2)], [T(2, 4, fill="zeros")]],
      {"x": [0]}, ["Loop"]),

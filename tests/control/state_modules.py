@@ -88,3 +88,21 @@ class LoopWrites(torch.nn.Module):
             if bool(x[i].mean() > 0):
                 self.total = self.total + x[i].sum()
         return self.acc, self.total
+
+
+class SliceWrittenBuffer(torch.nn.Module):
+    """A static cache buffer written through a view of it from the input and read back through
+    another (scripted: each read is a new GetAttr), and a counter buffer bumped in place."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("cache", torch.zeros(1, 8, 4))
+        self.register_buffer("count", torch.ones(()))
+
+    def forward(self, x):
+        n = x.size(0)
+        self.cache[0, :n] += x
+        if n > 2:
+            self.cache[0, n - 1] = x[0] * 3.0
+        self.count.add_(1.0)
+        return self.cache[0, :n] * 2.0 + self.count

@@ -47,7 +47,7 @@ static void isolateWrites(const jit::Node* n, jit::Stack& stack) {
 // held before is kept for a rerun (written_statics_).
 void Frontend::isolateFoldedWrite(jit::Node* n, jit::Stack& stack) {
   const c10::FunctionSchema* schema = n->maybeSchema();
-  if (!schema) return;
+  if (!schema || !schema->is_mutable()) return;  // most ops write nothing
   bool any_dynamic = false;
   for (auto* in : n->inputs()) any_dynamic = any_dynamic || !run_.statics.count(in);
   const auto& args = schema->arguments();

@@ -102,7 +102,7 @@ Result<FrontendResult> Frontend::run() {
   scalarizeTensorConstants(*graph_);
   // nn.TransformerEncoder's nested-tensor fast path: its test on the mask and the padded path.
   nested_refusal_ = lowerNestedFastPath(graph_, module_._ivalue(), options_.training);
-  functionalizeViewWrites(*graph_);  // y[:, i] = v and friends, before the mutation passes
+  functionalizeViewWrites(*graph_, &state_warnings);  // y[:, i] = v and friends, before the mutation passes
   functionalizeDictWrites(*graph_);  // result["out"] = x: a new dict per write
   removeNoopUncheckedCasts(graph_->block());
   // for _ in range(self.levels - 1): pyramid.append(...): a list of static length (its count is folded).

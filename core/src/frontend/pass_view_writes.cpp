@@ -8,6 +8,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include "frontend/jit_util.h"
+
 namespace oxport {
 
 namespace jit = torch::jit;
@@ -260,8 +262,44 @@ bool aliasReadAfter(jit::Value* v, jit::Node* after) {
   return false;
 }
 
+// "a.b" for module attribute self.a.b read by GetAttr chain `v` from the graph's first input.
+std::optional<std::string> attributeKey(jit::Value* v) {
+  jit::Node* n = v->node();
+  if (n->kind() == c10::prim::Param) return n->owningBlock()->owningNode() || v->offset() != 0 ? std::nullopt
+                                                                                                : std::optional<std::string>("");
+  if (n->kind() != c10::prim::GetAttr) return std::nullopt;
+  auto parent = attributeKey(n->input());
+  if (!parent) return std::nullopt;
+  return parent->empty() ? n->s(c10::attr::name) : *parent + "." + n->s(c10::attr::name);
+}
+
+void collectReads(jit::Block* b, const std::string& key, jit::Node* skip, std::vector<jit::Node*>& out) {
+  for (jit::Node* n : b->nodes()) {
+    for (jit::Block* sb : n->blocks()) collectReads(sb, key, skip, out);
+    if (n != skip && n->kind() == c10::prim::GetAttr && attributeKey(n->output()) == key) out.push_back(n);
+  }
+}
+
+// A write into a view of a module's tensor (self.cache[:, :n] += x): a scripted forward reads the
+// attribute again with a new GetAttr each time. The reads the attribute's first read `base`
+// reaches (after it, in its block or nested in a later node) become reads of `base`, so that the
+// rewrite's new value reaches them as it reaches any later read of a local tensor. Returns the
+// attribute's key, or nothing when `base` is not a module attribute.
+std::optional<std::string> mergeAttributeReads(jit::Graph& g, jit::Value* base) {
+  if (base->node()->kind() != c10::prim::GetAttr || !base->type()->cast<c10::TensorType>()) return std::nullopt;
+  auto key = attributeKey(base);
+  if (!key) return std::nullopt;
+  std::vector<jit::Node*> reads;
+  collectReads(g.block(), *key, base->node(), reads);
+  for (jit::Node* r : reads) {
+    if (!dominates(base->node(), r)) continue;
+    r->output()->replaceAllUsesWith(base);  // left for dead-code elimination: the callers iterate over nodes
+  }
+  return key;
+}
+
 // Rewrites the write `n` if it can; returns whether it did.
-bool rewrite(jit::Graph& g, jit::Node* n, Carried& carried) {
+bool rewrite(jit::Graph& g, jit::Node* n, Carried& carried, std::vector<Diagnostic>& warnings) {
   jit::Value* target = n->input(0);
   std::vector<jit::Node*> chain;  // innermost (producing target) first
   jit::Value* base = target;
@@ -282,6 +320,20 @@ bool rewrite(jit::Graph& g, jit::Node* n, Carried& carried) {
   jit::WithInsertPoint guard(n);
   jit::Value* updated = functionalForm(g, n, target);
   if (!updated) return false;
+  if (auto key = mergeAttributeReads(g, base)) {
+    bool warned = false;
+    for (const auto& w : warnings) warned = warned || w.message.find("self." + *key + " ") != std::string::npos;
+    if (!warned) {
+      Diagnostic w = makeWarning(
+          "attribute-write-dropped",
+          "forward() writes into self." + *key + " in place (" + n->kind().toQualString() +
+              " on a view of it): a later call of the model would read the new value, but an ONNX graph keeps no "
+              "state between runs, so the file computes the first call from the model's saved state",
+          "keep state out of forward (pass it as an input and return the new value), or accept that the "
+          "exported graph is the first call's");
+      warnings.push_back(atNode(w, n));
+    }
+  }
   std::unordered_map<jit::Value*, jit::Value*> new_value{{target, updated}};
   jit::Value* cur = updated;
   for (jit::Node* v : chain) {
@@ -302,22 +354,26 @@ bool rewrite(jit::Graph& g, jit::Node* n, Carried& carried) {
   return true;
 }
 
-int rewriteBlock(jit::Graph& g, jit::Block* b, Carried& carried) {
+int rewriteBlock(jit::Graph& g, jit::Block* b, Carried& carried, std::vector<Diagnostic>& warnings) {
   int count = 0;
   for (auto it = b->nodes().begin(); it != b->nodes().end();) {
     jit::Node* n = *it;
     ++it;  // n may be destroyed; what the rewrite inserts goes before it
-    for (jit::Block* sb : n->blocks()) count += rewriteBlock(g, sb, carried);
-    if (isInplace(n) && n->inputs().size() >= 1 && n->outputs().size() == 1 && rewrite(g, n, carried)) ++count;
+    for (jit::Block* sb : n->blocks()) count += rewriteBlock(g, sb, carried, warnings);
+    if (isInplace(n) && n->inputs().size() >= 1 && n->outputs().size() == 1 && rewrite(g, n, carried, warnings))
+      ++count;
   }
   return count;
 }
 
 }  // namespace
 
-int functionalizeViewWrites(jit::Graph& g) {
+int functionalizeViewWrites(jit::Graph& g, std::vector<Diagnostic>* warnings) {
   Carried carried;
-  return rewriteBlock(g, g.block(), carried);
+  std::vector<Diagnostic> found;
+  const int count = rewriteBlock(g, g.block(), carried, found);
+  if (warnings) warnings->insert(warnings->end(), found.begin(), found.end());
+  return count;
 }
 
 }  // namespace oxport

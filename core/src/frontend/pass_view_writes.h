@@ -4,8 +4,11 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include <torch/csrc/jit/ir/ir.h>
+
+#include "oxport/diagnostic.h"
 
 namespace oxport {
 
@@ -18,7 +21,9 @@ namespace oxport {
 // view of it read afterwards, is rewritten the same way. Writes the pass cannot express (through
 // expand, as_strided, diagonal, unfold; in other kinds of blocks; an op without a functional
 // form) are left as they are; the converters then refuse them with inplace-view-write. Returns
-// the number of writes rewritten.
-int functionalizeViewWrites(torch::jit::Graph& g);
+// the number of writes rewritten. A write into a view of a module's tensor (self.cache[:, :n] = k)
+// is rewritten the same way, every later read of the attribute reading the new value; the new value
+// is not kept for the next call (warning attribute-write-dropped, added to `warnings`).
+int functionalizeViewWrites(torch::jit::Graph& g, std::vector<Diagnostic>* warnings = nullptr);
 
 }  // namespace oxport
