@@ -9,6 +9,7 @@
 
 #include "frontend/frontend.h"
 #include "pipeline/model_impl.h"
+#include "pipeline/module_snapshot.h"
 #include "pipeline/pipeline.h"
 
 namespace oxport {
@@ -71,54 +72,6 @@ GraphView tsGraphView(const ts::Graph& g) {
 }
 
 namespace {
-
-// Every slot of the module and its submodules as it was, restored on destruction: attributes
-// forward assigns (self.count += 1, self.cache = x) and buffers it writes in place
-// (self.avg.mul_(0.9).add_(...)) are back as they were after each run, so every run (the export's
-// example run, each reference run) is a call from the saved state, as the exported graph is (see
-// pass_attribute_writes.h), and the user's model is left as it was. Buffers are swapped for copies
-// for the duration (one copy per tensor: a buffer shared by two modules stays shared); a buffer
-// over 64 MiB is left in place (such tables are not written by forward in practice).
-class ModuleSnapshot {
- public:
-  explicit ModuleSnapshot(torch::jit::Module& m) {
-    save(m._ivalue());
-    std::unordered_map<const c10::TensorImpl*, at::Tensor> copies;
-    torch::NoGradGuard no_grad;
-    for (auto& [obj, slots] : saved_) {
-      const auto& type = obj->type();
-      for (size_t i = 0; i < slots.size() && i < type->numAttributes(); ++i) {
-        if (!type->is_buffer(i) || !slots[i].isTensor()) continue;
-        const at::Tensor& t = slots[i].toTensor();
-        if (!t.defined() || t.is_meta() || t.nbytes() > (size_t{64} << 20)) continue;
-        auto it = copies.find(t.unsafeGetTensorImpl());
-        if (it == copies.end()) it = copies.emplace(t.unsafeGetTensorImpl(), t.clone()).first;
-        obj->setSlot(i, it->second);
-      }
-    }
-  }
-  ~ModuleSnapshot() {
-    for (auto& [obj, slots] : saved_)
-      for (size_t i = 0; i < slots.size() && i < obj->slots().size(); ++i) obj->setSlot(i, slots[i]);
-  }
-  ModuleSnapshot(const ModuleSnapshot&) = delete;
-  ModuleSnapshot& operator=(const ModuleSnapshot&) = delete;
-
-  const std::vector<std::pair<c10::intrusive_ptr<c10::ivalue::Object>, std::vector<c10::IValue>>>& saved() const {
-    return saved_;
-  }
-
- private:
-  void save(const c10::intrusive_ptr<c10::ivalue::Object>& obj) {
-    for (const auto& [o, s] : saved_)
-      if (o == obj) return;
-    saved_.emplace_back(obj, obj->slots());
-    for (const c10::IValue& v : obj->slots())
-      if (v.isObject() && v.toObjectRef().type()->is_module()) save(v.toObject());
-  }
-
-  std::vector<std::pair<c10::intrusive_ptr<c10::ivalue::Object>, std::vector<c10::IValue>>> saved_;
-};
 
 // Switches the module's training flags for a reference run and restores them afterwards, with the
 // module's state (ModuleSnapshot). Fake-quantize observers left enabled are switched off for the
