@@ -107,7 +107,9 @@ py::dict exportModel(const std::string& preset_json, const std::string& output, 
       return;
     }
     load_notes = model->info().load_notes;
-    auto r = model->exportOnnx(options, OutputTarget::toFile(output), {}, cancel);
+    OutputTarget target = OutputTarget::toFile(output);
+    target.graph_views = false;  // the studio's previews: the module returns neither graph
+    auto r = model->exportOnnx(options, target, {}, cancel);
     if (!r.ok()) {
       error = r.error();
       return;

@@ -53,10 +53,6 @@ const std::vector<OpEntry>& Registry::entries(const std::string& kind) const {
   return it == entries_.end() ? empty : it->second;
 }
 
-// Declared here rather than in registry.h so that adding it did not rebuild every converter
-// (move it beside the others in registry.h at a merge that touches registry.h anyway).
-void registerFloatTestOps(Registry& r);  // ops_float_tests.cpp: isposinf/isneginf/isreal, logaddexp2, xlog1py, ndtr
-
 const Registry& builtinRegistry() {
   static const Registry registry = [] {
     Registry r;

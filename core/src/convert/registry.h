@@ -96,5 +96,6 @@ void registerLinalgQrOps(Registry& r);  // ops_linalg_qr.cpp: Householder QR, pi
 void registerFoldOps(Registry& r);  // ops_fold.cpp: col2im (F.fold)
 void registerResizeAaOps(Registry& r);  // ops_resize_aa.cpp: antialiased bilinear/bicubic resize
 void registerUniqueOps(Registry& r);  // ops_unique.cpp: unique_consecutive, bincount, pdist
+void registerFloatTestOps(Registry& r);  // ops_float_tests.cpp: isposinf/isneginf/isreal, logaddexp2, xlog1py, ndtr
 
 }  // namespace oxport::convert

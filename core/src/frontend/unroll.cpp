@@ -115,57 +115,39 @@ bool Frontend::inlinedBlock(const jit::Block* b) const {
   return true;
 }
 
+// Does block `b` (at any depth) index a list of tuples or of lists: deformable DETR's `shapes[lid]`
+// of (h, w) sizes, SwinIR-style calculate_mask's `for h in [(0, H - ws), (H - ws, H - s), (H - s, H)]`
+// with sizes from the input? No ONNX value holds such a list, so only unrolled code, each copy
+// reading its element by a constant index (forwardsElement), can read it.
+static bool readsNestedList(const jit::Block* b) {
+  for (const jit::Node* n : b->nodes()) {
+    for (const jit::Block* sb : n->blocks())
+      if (readsNestedList(sb)) return true;
+    if (n->kind() != c10::aten::__getitem__ || n->inputs().empty()) continue;
+    auto lt = n->input(0)->type()->cast<c10::ListType>();
+    const c10::TypeKind elem = lt ? lt->getElementType()->kind() : c10::TypeKind::TensorType;
+    if (elem == c10::TypeKind::TupleType || elem == c10::TypeKind::ListType) return true;
+  }
+  return false;
+}
+
 // A loop in forward's straight-line code (inlinedBlock) whose count the run finds static though no
 // constant says it before the run (len() of a list of fixed length: `for i, s in
 // enumerate(self.strides)`, `[f(x) for x in outs]`; a rank: `[size for _ in range(dim)]` in the
 // scripted F.interpolate, under Ifs on the rank). Below opset 13 any loop that builds a list: there
 // ONNX Loop cannot carry a sequence, so the list would have to be packed into one tensor (its
 // elements of one shape: not YOLO's grids of each level) or refused. At every opset a loop that
-// changes a list of numbers in place: no ONNX Loop carries one, and one that builds a list from a list
-// of tuples (readsTupleList). Counts that are constants before
-// the run were unrolled by the pass (unrollListBuildingLoops); this is the same unrolling
-// (unrollFixedLoop), each copy run as it is made.
-// Whether the body of `loop` (at any depth) indexes a list of tuples (deformable DETR's `shapes[lid]`
-// of (h, w) sizes): no ONNX value holds one, so only unrolled code (forwardsElement) can read it.
-static bool readsTupleList(const jit::Block* b) {
-  for (const jit::Node* n : b->nodes()) {
-    for (const jit::Block* sb : n->blocks())
-      if (readsTupleList(sb)) return true;
-    if (n->kind() != c10::aten::__getitem__ || n->inputs().empty()) continue;
-    auto lt = n->input(0)->type()->cast<c10::ListType>();
-    if (lt && lt->getElementType()->kind() == c10::TypeKind::TupleType) return true;
-  }
-  return false;
-}
-
-// Does `loop`'s body read a list of tuples or lists made outside it at the iteration number (`for h
-// in [(0, H - ws), (H - ws, H - s), (H - s, H)]` in SwinIR-style calculate_mask, its sizes from the
-// input)? No ONNX value holds such a list, so a loop of a static count over one is unrolled at every
-// opset, each copy reading its element by a constant index.
-static bool readsOuterListAtIteration(jit::Node* loop) {
-  jit::Block* body = loop->blocks()[0];
-  for (const jit::Use& u : body->inputs()[0]->uses()) {
-    jit::Node* r = u.user;
-    if (r->kind() != c10::aten::__getitem__ || u.offset != 1) continue;
-    auto list = r->input(0)->type()->cast<c10::ListType>();
-    const c10::TypeKind elem = list ? list->getElementType()->kind() : c10::TypeKind::TensorType;
-    if (elem != c10::TypeKind::TupleType && elem != c10::TypeKind::ListType) continue;
-    for (jit::Block* b = r->input(0)->node()->owningBlock(); b; b = b->owningNode() ? b->owningNode()->owningBlock() : nullptr) {
-      if (b->owningNode() == loop) break;
-      if (!b->owningNode()) return true;  // made outside the loop
-    }
-  }
-  return false;
-}
-
+// changes a list of numbers in place: no ONNX Loop carries one; and one that reads a list of tuples
+// or lists (readsNestedList). Counts that are constants before the run were unrolled by the pass
+// (unrollListBuildingLoops); this is the same unrolling (unrollFixedLoop), each copy run as it is
+// made.
 bool Frontend::unrollsStaticLoop(jit::Node* n) const {
   if (run_.shadow_depth > 0 || !inlinedBlock(n->owningBlock())) return false;
   if (!run_.statics.count(n->input(0)) || !run_.statics.count(n->input(1))) return false;
   const int64_t trips = run_.env.at(n->input(0)).toInt();
   if (trips < 0 || trips > kMaxUnrolledTrips || !run_.env.at(n->input(1)).toBool()) return false;
-  if (readsOuterListAtIteration(n)) return true;
-  return options_.opset_version < 13 ? buildsList(n)
-                                     : changesListInPlace(n) || (buildsList(n) && readsTupleList(n->blocks()[0]));
+  if (readsNestedList(n->blocks()[0])) return true;
+  return options_.opset_version < 13 ? buildsList(n) : changesListInPlace(n);
 }
 
 // In forward's straight-line code (inlinedBlock: unrolled loops and branches decided at export time
