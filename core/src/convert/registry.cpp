@@ -57,6 +57,7 @@ const std::vector<OpEntry>& Registry::entries(const std::string& kind) const {
 // (move it beside the others in registry.h at a merge that touches registry.h anyway).
 void registerFloatTestOps(Registry& r);  // ops_float_tests.cpp: isposinf/isneginf/isreal, logaddexp2, xlog1py, ndtr
 void registerCtcOps(Registry& r);  // ops_ctc.cpp: ctc_loss
+void registerGridSampleOps(Registry& r);  // ops_grid_sample.cpp: grid_sampler
 
 const Registry& builtinRegistry() {
   static const Registry registry = [] {
@@ -90,6 +91,7 @@ const Registry& builtinRegistry() {
         {"spectral", registerSpectralOps},
         {"complex", registerComplexOps},
         {"ctc", registerCtcOps},
+        {"grid_sample", registerGridSampleOps},
     };
     for (const auto& f : families) {
       r.setFamily(f.name);
