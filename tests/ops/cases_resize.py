@@ -235,3 +235,24 @@ CASES += [
     case("interpolate_builtin_nearest_exact", InterpolateNearestExact(), [T(1, 2, 4, 4)], script=True,
          opsets=(11, 17)),
 ]
+
+
+class GridSampleScripted(torch.nn.Module):
+    """F.grid_sample scripted (its mode and padding strings become the enum ints in the graph)."""
+
+    def __init__(self, mode: str, padding: str):
+        super().__init__()
+        self.mode = mode
+        self.padding = padding
+
+    def forward(self, x, g):
+        return F.grid_sample(x, g * 2.4 - 1.2, mode=self.mode, padding_mode=self.padding, align_corners=False)
+
+
+CASES += [
+    case("grid_sample_bicubic_reflection_scripted", GridSampleScripted("bicubic", "reflection"),
+         [T(1, 2, 5, 6), T(1, 3, 4, 2, seed=1, fill="rand")], script=True, opsets=(11, 17), dynamic={0: [2, 3], 1: [1, 2]}),
+    case("grid_sample_3d_bilinear_border_scripted", GridSampleScripted("bilinear", "border"),
+         [T(1, 2, 3, 4, 5), T(1, 2, 3, 4, 3, seed=1, fill="rand")], script=True, opsets=(11, 17),
+         dynamic={0: [2, 3, 4], 1: [1, 2, 3]}),
+]
