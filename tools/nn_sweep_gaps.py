@@ -3,23 +3,11 @@ and torch.nn.functional, as docs/COVERAGE.md lists it (tools/coverage.py reads N
 with the sweep's table: (module or function, what happens today, why / what to do)."""
 
 NN_SWEEP = [
-    ("nn.MultiLabelMarginLoss", "not yet", "kept as a custom node (no converter yet); torch.onnx has none either"),
-    ("nn.CTCLoss", "not yet", "kept as a custom node: the alignment sum is a dynamic-programming loop over time "
-     "(a Loop over log-sum-exp); torch.onnx has none either"),
-    ("nn.LSTM(proj_size > 0)", "refused, why", "ONNX LSTM has no projection; the recurrence would have to be "
-     "unrolled as a Loop of MatMuls. torch.onnx refuses it too"),
     ("nn.FractionalMaxPool2d/3d", "refused, why", "random windows on every call (refused.def); use adaptive "
      "or plain max pooling for inference"),
     ("F.dropout / F.rrelu with training=True, F.gumbel_softmax", "random", "they draw random numbers on every "
      "call; the export cannot match libtorch's generator (dropout: ONNX Dropout in training mode; rrelu, "
      "gumbel: kept as custom nodes). Export the model in eval or pass the noise in as an input"),
-    ("F.interpolate(mode='area') with a scale factor", "refused (dynamic-argument)", "area is adaptive average "
-     "pooling to the scaled size; the size computed from the input's shape is refused as a dynamic argument"),
-    ("F.affine_grid(theta, x.shape)", "refused (dynamic-argument)", "the size taken from another input's shape "
-     "is refused as a dynamic argument; a constant size converts"),
-    ("F.grid_sample(mode='bicubic' or 'reflection' padding), 5-D grid_sample", "not yet at opset 11",
-     "kept as a custom node at opset 11 (bilinear/nearest with zeros/border padding convert); ONNX "
-     "GridSample (opset 16) is 4-D only"),
     ("F.gaussian_nll_loss (scripted)", "refused (no-kernel)", "its `with torch.no_grad()` block records "
      "prim::CreateObject in a scripted graph, which the frontend cannot run yet; traced converts"),
     ("nn.EmbeddingBag with per_sample_weights (scripted)", "refused (unsupported-op aten::format)",

@@ -433,13 +433,14 @@ def _losses():
             Case(f"MultiLabelSoftMarginLoss_{red}", lambda red=red: Two(nn.MultiLabelSoftMarginLoss(reduction=red)),
                  ["4x5", (rng.random((4, 5)) > 0.5).astype(np.float32)]),
             Case(f"MultiLabelMarginLoss_{red}", lambda red=red: Two(nn.MultiLabelMarginLoss(reduction=red)),
-                 ["4x5", np.array([[3, 0, -1, 1, 0]] * 4, dtype=np.int64)]),
+                 ["4x5", np.array([[3, 0, -1, 1, 0]] * 4, dtype=np.int64)], dyn=P),
             Case(f"MultiMarginLoss_{red}", lambda red=red: Two(nn.MultiMarginLoss(p=1, margin=0.5, reduction=red)),
                  ["4x5", ints((4,), 5)]),
             Case(f"TripletMarginLoss_{red}", lambda red=red: Three(nn.TripletMarginLoss(reduction=red)), ["4x5"] * 3,
                  dyn=P + ("in2:0=batch",)),
             Case(f"TripletMarginWithDistanceLoss_{red}", lambda red=red: Tmd(red), ["4x5"] * 3, dyn=P + ("in2:0=batch",)),
-            Case(f"CTCLoss_{red}", lambda red=red: Ctc(red), ["12x2x6", ints((2, 4), 6, 1)], dyn=None),
+            Case(f"CTCLoss_{red}", lambda red=red: Ctc(red), ["12x2x6", ints((2, 4), 6, 1)],
+                 dyn=("in0:0=seq", "in0:1=batch", "in1:0=batch")),
         ]
     return c
 

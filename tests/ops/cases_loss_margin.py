@@ -9,6 +9,7 @@ SIGN = Npy(np.array([1, -1, 1, -1, 1], dtype=np.float32))
 SIGN_INT = Npy(np.array([[1, -1, 1, 1], [-1, -1, 1, -1], [1, 1, -1, 1]], dtype=np.int64))
 CLASSES = Npy(np.array([0, 2, 1, 2], dtype=np.int64))
 RATE = Npy(np.random.RandomState(4).uniform(0.2, 3, (3, 4)).astype(np.float32))
+ML_TARGET = Npy(np.array([[3, 0, -1, 1], [1, 2, 3, 0], [-1, 1, 2, 0]], dtype=np.int64))  # padded; row 2 has none
 COUNTS = Npy(np.array([[0, 1, 2, 5], [3, 0, 1, 7], [1, 1, 4, 0]], dtype=np.float32))
 
 CASES = [
@@ -42,4 +43,12 @@ CASES = [
          [RATE, COUNTS], opsets=ALL),
     case("poisson_nll_loss_none", lambda x, t: F.poisson_nll_loss(x, t, full=True, reduction="none"), [T(3, 4), COUNTS],
          opsets=(9, 13)),
+    case("multilabel_margin_loss", lambda x, y: F.multilabel_margin_loss(x, y), [T(3, 4), ML_TARGET], opsets=ALL,
+         dynamic={0: [0], 1: [0]}),
+    case("multilabel_margin_loss_none", lambda x, y: F.multilabel_margin_loss(x, y, reduction="none"), [T(3, 4), ML_TARGET],
+         opsets=(9, 11, 13, 17)),
+    case("multilabel_margin_loss_sum_1d", lambda x: F.multilabel_margin_loss(x, torch.tensor([2, 4, -1, 0, 1]), reduction="sum"),
+         [T(5)], opsets=(9, 13)),
+    case("multilabel_margin_loss_1d_none", lambda x: F.multilabel_margin_loss(x, torch.tensor([1, -1, 0, 2]), reduction="none"),
+         [T(4)], opsets=(9, 13)),
 ]

@@ -131,18 +131,24 @@ CASES += [
          [T(1, 2, 3, 4), T(1, 1, 5, 7)], opsets=(11, 13, 17), dynamic={1: [2, 3]}),
     case("resize_runtime_sizes_nearest", lambda x, y: F.interpolate(x, size=y.shape[2:]),
          [T(1, 2, 3, 4), T(1, 1, 6, 9)], opsets=(11, 13, 17), dynamic={0: [0], 1: [2, 3]}),
-    # grid_sample: GridSample from opset 16, every mode, padding mode and align_corners; below 16
-    # the same sampling composed (bilinear from opset 9, nearest from 11; bicubic needs 16). The
-    # grid reaches past [-1, 1] so that the padding modes matter.
+    # grid_sample: GridSample from opset 16 for 4-D bilinear/nearest (every padding mode and
+    # align_corners); below 16, bicubic at every opset and 5-D the sampling composed (bilinear and
+    # bicubic from opset 9, nearest from 11: Round). The grid reaches past [-1, 1] so that the
+    # padding modes matter.
     *[case(f"grid_sample_{m}_{p}_{'ac' if a else 'noac'}",
            lambda x, g, m=m, p=p, a=a: F.grid_sample(x, g * 2.4 - 1.2, mode=m, padding_mode=p, align_corners=a),
            [T(2, 3, 5, 6), T(2, 4, 7, 2, seed=1, fill="rand")],
-           opsets={"bilinear": (9, 11, 16, 17), "nearest": (11, 13, 16, 17), "bicubic": (16, 17)}[m],
-           dynamic={0: [0, 2, 3], 1: [0, 1, 2]},
-           tolerance=1e-3 if m == "bicubic" else 1e-4)
+           opsets={"bilinear": (9, 11, 16, 17), "nearest": (11, 13, 16, 17), "bicubic": (9, 11, 16, 17)}[m],
+           dynamic={0: [0, 2, 3], 1: [0, 1, 2]})
       for m in ("bilinear", "nearest", "bicubic") for p in ("zeros", "border", "reflection") for a in (False, True)],
-    case("grid_sample_bicubic_opset15_refused", lambda x, g: F.grid_sample(x, g, mode="bicubic", align_corners=False),
-         [T(1, 1, 3, 3), T(1, 2, 2, 2, fill="rand")], opsets=(15,), expect="error:opset-too-old",
+    # 5-D (volumetric): trilinear and nearest, every padding mode, at every opset (ONNX GridSample is 4-D up to 19).
+    *[case(f"grid_sample_3d_{m}_{p}_{'ac' if a else 'noac'}",
+           lambda x, g, m=m, p=p, a=a: F.grid_sample(x, g * 2.4 - 1.2, mode=m, padding_mode=p, align_corners=a),
+           [T(2, 3, 4, 5, 6), T(2, 3, 4, 2, 3, seed=1, fill="rand")],
+           opsets={"bilinear": (9, 11, 17), "nearest": (11, 17)}[m], dynamic={0: [0, 2, 3, 4], 1: [0, 1, 2, 3]})
+      for m in ("bilinear", "nearest") for p in ("zeros", "border", "reflection") for a in (False, True)],
+    case("grid_sample_nearest_opset10_refused", lambda x, g: F.grid_sample(x, g, mode="nearest", align_corners=False),
+         [T(1, 1, 3, 3), T(1, 2, 2, 2, fill="rand")], opsets=(10,), expect="error:opset-too-old",
          operator_export_type="ONNX"),
 ]
 
@@ -228,4 +234,25 @@ CASES += [
          [T(1, 1, 3, 4)], opsets=(9, 10), expect="error:opset-too-old", operator_export_type="ONNX"),
     case("interpolate_builtin_nearest_exact", InterpolateNearestExact(), [T(1, 2, 4, 4)], script=True,
          opsets=(11, 17)),
+]
+
+
+class GridSampleScripted(torch.nn.Module):
+    """F.grid_sample scripted (its mode and padding strings become the enum ints in the graph)."""
+
+    def __init__(self, mode: str, padding: str):
+        super().__init__()
+        self.mode = mode
+        self.padding = padding
+
+    def forward(self, x, g):
+        return F.grid_sample(x, g * 2.4 - 1.2, mode=self.mode, padding_mode=self.padding, align_corners=False)
+
+
+CASES += [
+    case("grid_sample_bicubic_reflection_scripted", GridSampleScripted("bicubic", "reflection"),
+         [T(1, 2, 5, 6), T(1, 3, 4, 2, seed=1, fill="rand")], script=True, opsets=(11, 17), dynamic={0: [2, 3], 1: [1, 2]}),
+    case("grid_sample_3d_bilinear_border_scripted", GridSampleScripted("bilinear", "border"),
+         [T(1, 2, 3, 4, 5), T(1, 2, 3, 4, 3, seed=1, fill="rand")], script=True, opsets=(11, 17),
+         dynamic={0: [2, 3, 4], 1: [1, 2, 3]}),
 ]

@@ -68,6 +68,17 @@ class ReluCellOp(CellOp):
         return torch.rnn_relu_cell(x, h, c_.weight_ih, c_.weight_hh, c_.bias_ih, c_.bias_hh)
 
 
+class Scripted(nn.Module):
+    """An RNN module called on one tensor (scripted nn.LSTM itself has only forward overloads)."""
+
+    def __init__(self, rnn):
+        super().__init__()
+        self.rnn = rnn
+
+    def forward(self, x):
+        return self.rnn(x)
+
+
 def lstm(**kw):
     return nn.LSTM(8, 16, **kw)
 
@@ -99,8 +110,17 @@ CASES = [
     case("lstm_nobias", lstm(bias=False, num_layers=3), [T(4, 2, 8)], dynamic={0: [0, 1]}),
     case("lstm_dropout_eval", lstm(num_layers=2, dropout=0.5), [T(4, 2, 8)], dynamic={0: [0]}),
     case("lstm_unbatched", lstm(num_layers=2, bidirectional=True), [T(5, 8)], dynamic={0: [0]}),
-    case("lstm_proj_refused", lstm(proj_size=4), [T(5, 3, 8)], expect="error:unsupported-form",
-         operator_export_type="ONNX"),
+    # proj_size > 0: a Loop over time per layer and direction (ONNX LSTM has no projection).
+    case("lstm_proj", lstm(proj_size=4), [T(5, 3, 8)], opsets=(9, 11, 13, 17), dynamic={0: [0, 1]}),
+    case("lstm_proj_scripted", Scripted(lstm(proj_size=4, num_layers=2)), [T(5, 3, 8)], script=True, opsets=(11, 17), dynamic={0: [0, 1]}),
+    case("lstm_proj_2layer_bidir", lstm(num_layers=2, bidirectional=True, proj_size=5), [T(6, 2, 8)],
+         opsets=(9, 11, 13, 17), dynamic={0: [0, 1]}),
+    case("lstm_proj_batch_first_state", WithState(lstm(num_layers=2, bidirectional=True, batch_first=True, proj_size=3)),
+         [T(3, 5, 8), T(4, 3, 3), T(4, 3, 16)], opsets=(11, 17), dynamic={0: [0, 1], 1: [1], 2: [1]}),
+    case("lstm_proj_nobias_3layer", lstm(bias=False, num_layers=3, proj_size=2), [T(4, 2, 8)], opsets=(9, 13)),
+    case("lstm_proj_unbatched", lstm(bidirectional=True, proj_size=4), [T(5, 8)], opsets=(11, 17), dynamic={0: [0]}),
+    case("lstm_proj_packed_refused", Packed(nn.LSTM(4, 6, batch_first=True, proj_size=3)), [T(3, 5, 4), Npy([5, 3, 2])],
+         opsets=(11,), expect="error:unsupported-form", operator_export_type="ONNX"),
     case("gru_2layer_bidir", nn.GRU(8, 16, num_layers=2, bidirectional=True), [T(5, 3, 8)], dynamic={0: [0, 1]}),
     case("gru_batch_first_state", WithState(nn.GRU(8, 16, num_layers=2, batch_first=True)),
          [T(3, 5, 8), T(2, 3, 16)], dynamic={0: [0, 1], 1: [1]}),

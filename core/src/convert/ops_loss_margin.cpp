@@ -1,5 +1,5 @@
 // Margin, embedding and count losses: margin_ranking_loss, hinge_embedding_loss, soft_margin_loss,
-// cosine_embedding_loss, triplet_margin_loss, multi_margin_loss and poisson_nll_loss, as libtorch
+// cosine_embedding_loss, triplet_margin_loss, multi_margin_loss, multilabel_margin_loss and poisson_nll_loss, as libtorch
 // 1.13 computes them (the same formulas, epsilons and masks), at every opset from 9.
 // reduction: 0 none, 1 mean, 2 sum (at::Reduction).
 #include <cmath>
@@ -188,6 +188,43 @@ Status convertPoissonNll(Context& ctx, const Node& n) {
   return bindOut(ctx, n, applyReduction(ctx, l, reduction));
 }
 
+
+// multilabel_margin_loss(self, target, reduction): target holds class indices padded with -1; the
+// targets are those before the first -1. Per sample, the sum over targets j and non-targets i of
+// max(0, 1 - (x[j] - x[i])), divided by the class count. All as masks over [N, C(k), C(i)]
+// (one-hot by Equal, the prefix by a triangular MatMul): every opset.
+Status convertMultiLabelMargin(Context& ctx, const Node& n) {
+  const DType dt = n.output(0)->meta.dtype;
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, args.tensorOfType("self", 0, dt));
+  OXPORT_ASSIGN(std::string t, args.tensorOfType("target", 1, DType::Int64));
+  OXPORT_ASSIGN(int64_t reduction, reductionArg(ctx, n, n.inputs.size() - 1));
+  const int rank = ctx.rank(args.in("self", 0));
+  if (rank != 1 && rank != 2)
+    return ctx.error("bad-argument", "multilabel_margin_loss of a tensor of rank " + std::to_string(rank));
+  if (rank == 1) {
+    x = ctx.unsqueeze(x, {0});
+    t = ctx.unsqueeze(t, {0});
+  }
+  const std::string zero = ctx.constScalar(0, dt);
+  std::string r = arangeOf(ctx, dimSize(ctx, x, 1));                                         // [C]
+  // valid[n, k]: no -1 at or before k (the count of negatives up to k, by an upper-triangular product).
+  std::string upper = ctx.cast(ctx.emit1("Not", {ctx.emit1("Greater", {ctx.unsqueeze(r, {1}), ctx.unsqueeze(r, {0})})}), dt);
+  std::string negs = ctx.emit1("MatMul", {ctx.cast(ctx.emit1("Less", {t, ctx.constInt64s({0})}), dt), upper});
+  std::string valid = ctx.emit1("Less", {negs, ctx.constScalar(0.5, dt)});                   // [N, C(k)]
+  std::string hit = ctx.emit1("And", {ctx.emit1("Equal", {ctx.unsqueeze(t, {2}), ctx.unsqueeze(r, {0, 1})}),
+                                      ctx.unsqueeze(valid, {2})});                            // [N, k, i]
+  std::string hitf = ctx.cast(hit, dt);
+  std::string is_target = ctx.emit1("Greater", {reduceOver(ctx, "ReduceSum", hitf, {1}, true), ctx.constScalar(0.5, dt)});  // [N, 1, i]
+  std::string xt = reduceOver(ctx, "ReduceSum", ctx.emit1("Mul", {hitf, ctx.unsqueeze(x, {1})}), {2}, true);  // [N, k, 1]
+  std::string z = clampMin0(ctx, ctx.emit1("Add", {ctx.emit1("Sub", {ctx.constScalar(1, dt), xt}), ctx.unsqueeze(x, {1})}), dt);
+  std::string counted = ctx.emit1("And", {ctx.unsqueeze(valid, {2}), ctx.emit1("Not", {is_target})});
+  z = ctx.emit1("Where", {counted, z, zero});
+  std::string l = ctx.emit1("Div", {reduceOver(ctx, "ReduceSum", z, {1, 2}, false), ctx.cast(dimSize(ctx, x, 1, true), dt)});
+  if (rank == 1 && reduction == 0) l = ctx.reshape(l, {});
+  return bindOut(ctx, n, applyReduction(ctx, l, reduction));
+}
+
 }  // namespace
 
 void registerMarginLossOps(Registry& r) {
@@ -198,6 +235,7 @@ void registerMarginLossOps(Registry& r) {
   r.add("aten::triplet_margin_loss", convertTripletMargin);
   r.add("aten::multi_margin_loss", convertMultiMargin);
   r.add("aten::poisson_nll_loss", convertPoissonNll);
+  r.add("aten::multilabel_margin_loss", convertMultiLabelMargin);
 }
 
 }  // namespace oxport::convert

@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "convert/args.h"
+#include "convert/pool_runtime.h"
 #include "convert/registry.h"
 #include "convert/util.h"
 
@@ -359,8 +360,10 @@ ConvertFn adaptivePool(size_t nd, bool is_max) {
         out_size.push_back(e.isNone() ? shape[rank - nd + i] : e.toInt());
         ++i;
       }
-    } else {
-      OXPORT_ASSIGN(out_size, ctx.constInts(args.in("output_size", 1)));
+    } else if (auto fixed = ctx.constInts(args.in("output_size", 1)); fixed.ok() || is_max) {
+      OXPORT_ASSIGN(out_size, std::move(fixed));
+    } else {  // computed from the input's shape (mode='area' interpolation): ops_pool_runtime.cpp
+      return adaptiveAvgRuntimeSize(ctx, n, nd);
     }
     out_size = expandInts(out_size, nd);
     const bool unbatched = rank == nd + 1;

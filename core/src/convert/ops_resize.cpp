@@ -413,129 +413,6 @@ Status convertInterpolate(Context& ctx, const Node& n) {
 
 }  // namespace
 
-// grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners): GridSample (opset
-// 16), 4-D input only (5-D arrives in opset 20). Modes: 0 bilinear, 1 nearest, 2 bicubic; padding:
-// 0 zeros, 1 border, 2 reflection.
-// grid_sample below opset 16 (no GridSample): the same sampling composed. Pixel coordinates from
-// the normalised grid, border/reflection folding as PyTorch's grid_sampler_compute_source_index,
-// then the corner pixels fetched with one Gather each from the input as [N*H*W, C] (so opset 9
-// takes it too), out-of-range corners weighted 0. Bilinear and nearest (nearest: Round, opset 11).
-struct SampleGrid {
-  std::string xflat, n_off, w, h;  // input as [N*H*W, C]; n*H*W as [N, 1, 1]; W and H (int64 [1])
-  DType dt;
-};
-
-std::string unnormalize(Context& ctx, const std::string& g, const std::string& size_f, bool align, DType dt) {
-  std::string one = ctx.constScalar(1, dt), two = ctx.constScalar(2, dt);
-  std::string gp1 = ctx.emit1("Add", {g, one});
-  if (align) return ctx.emit1("Mul", {ctx.emit1("Div", {gp1, two}), ctx.emit1("Sub", {size_f, one})});
-  return ctx.emit1("Div", {ctx.emit1("Sub", {ctx.emit1("Mul", {gp1, size_f}), one}), two});
-}
-
-// Reflects c into [lo, hi] (PyTorch's reflect_coordinates with twice_low/high halved).
-std::string reflect(Context& ctx, const std::string& c, const std::string& lo, const std::string& hi, DType dt) {
-  std::string span = ctx.emit1("Sub", {hi, lo});
-  std::string d = ctx.emit1("Abs", {ctx.emit1("Sub", {c, lo})});
-  std::string flips = ctx.emit1("Floor", {ctx.emit1("Div", {d, span})});
-  std::string extra = ctx.emit1("Sub", {d, ctx.emit1("Mul", {flips, span})});
-  std::string two = ctx.constScalar(2, dt);
-  std::string odd = ctx.emit1("Greater", {ctx.emit1("Sub", {flips, ctx.emit1("Mul", {two, ctx.emit1("Floor", {ctx.emit1("Div", {flips, two})})})}),
-                                          ctx.constScalar(0.5, dt)});
-  return ctx.emit1("Where", {odd, ctx.emit1("Sub", {hi, extra}), ctx.emit1("Add", {lo, extra})});
-}
-
-std::string sourceIndex(Context& ctx, const std::string& g, const std::string& size_f, int64_t padding, bool align, DType dt) {
-  std::string c = unnormalize(ctx, g, size_f, align, dt);
-  std::string zero = ctx.constScalar(0, dt), last = ctx.emit1("Sub", {size_f, ctx.constScalar(1, dt)});
-  if (padding == 2) {
-    c = align ? reflect(ctx, c, zero, last, dt)
-              : reflect(ctx, c, ctx.constScalar(-0.5, dt), ctx.emit1("Sub", {size_f, ctx.constScalar(0.5, dt)}), dt);
-  }
-  if (padding >= 1) c = ctx.emit1("Max", {ctx.emit1("Min", {c, last}), zero});
-  return c;
-}
-
-// Values at integer pixel (xi, yi) [N, Ho, Wo] as [N, C, Ho, Wo], 0 where outside the input.
-std::string fetch(Context& ctx, const SampleGrid& sg, const std::string& xi, const std::string& yi) {
-  std::string zero = ctx.constInt64s({0});
-  std::string wl = ctx.emit1("Sub", {sg.w, ctx.constInt64s({1})}), hl = ctx.emit1("Sub", {sg.h, ctx.constInt64s({1})});
-  std::string inside = ctx.emit1("And", {ctx.emit1("Not", {ctx.emit1("Less", {xi, zero})}), ctx.emit1("Not", {ctx.emit1("Greater", {xi, wl})})});
-  inside = ctx.emit1("And", {inside, ctx.emit1("Not", {ctx.emit1("Less", {yi, zero})})});
-  inside = ctx.emit1("And", {inside, ctx.emit1("Not", {ctx.emit1("Greater", {yi, hl})})});
-  auto clampi = [&](const std::string& v, const std::string& hi) {
-    std::string a = ctx.emit1("Where", {ctx.emit1("Less", {v, zero}), zero, v});
-    return ctx.emit1("Where", {ctx.emit1("Greater", {a, hi}), hi, a});
-  };
-  std::string idx = ctx.emit1("Add", {ctx.emit1("Add", {sg.n_off, ctx.emit1("Mul", {clampi(yi, hl), sg.w})}), clampi(xi, wl)});
-  std::string v = ctx.emit1("Gather", {sg.xflat, idx}, {attrInt("axis", 0)});          // [N, Ho, Wo, C]
-  v = ctx.emit1("Mul", {v, ctx.unsqueeze(ctx.cast(inside, sg.dt), {3})});
-  return ctx.emit1("Transpose", {v}, {attrInts("perm", {0, 3, 1, 2})});
-}
-
-Status gridSampleComposed(Context& ctx, const Node& n, std::string x, std::string grid, int64_t mode, int64_t padding,
-                          bool align) {
-  const Args args(ctx, n);
-  const DType dt = ctx.dtype(args.in("input", 0));
-  if (!isFloating(dt)) return ctx.error("unsupported-form", "grid_sample of a non-floating-point input");
-  if (mode == 2)
-    return ctx.needsOpset(16, "grid_sample with mode='bicubic' (GridSample)");
-  if (mode == 1 && ctx.opset() < 11) return ctx.needsOpset(11, "grid_sample with mode='nearest' below opset 16 (Round)");
-  SampleGrid sg;
-  sg.dt = dt;
-  sg.w = dimSize(ctx, x, 3);
-  sg.h = dimSize(ctx, x, 2);
-  std::string hw = ctx.emit1("Mul", {sg.h, sg.w});
-  sg.n_off = ctx.reshape(ctx.emit1("Mul", {arangeOf(ctx, dimSize(ctx, x, 0)), hw}), {-1, 1, 1});
-  sg.xflat = ctx.emit1("Reshape", {ctx.emit1("Transpose", {x}, {attrInts("perm", {0, 2, 3, 1})}),
-                                   ctx.emit1("Concat", {ctx.constInt64s({-1}), dimSize(ctx, x, 1)}, {attrInt("axis", 0)})});
-  std::string gx = ctx.emit1("Gather", {grid, ctx.constInt64s({0}, true)}, {attrInt("axis", 3)});
-  std::string gy = ctx.emit1("Gather", {grid, ctx.constInt64s({1}, true)}, {attrInt("axis", 3)});
-  std::string ix = sourceIndex(ctx, gx, ctx.cast(sg.w, dt), padding, align, dt);
-  std::string iy = sourceIndex(ctx, gy, ctx.cast(sg.h, dt), padding, align, dt);
-  if (mode == 1) {
-    return bindOut(ctx, n, fetch(ctx, sg, ctx.cast(ctx.emit1("Round", {ix}), DType::Int64),
-                                 ctx.cast(ctx.emit1("Round", {iy}), DType::Int64)));
-  }
-  std::string x0f = ctx.emit1("Floor", {ix}), y0f = ctx.emit1("Floor", {iy});
-  std::string one = ctx.constScalar(1, dt);
-  std::string wx1 = ctx.emit1("Sub", {ix, x0f}), wy1 = ctx.emit1("Sub", {iy, y0f});
-  std::string wx0 = ctx.emit1("Sub", {one, wx1}), wy0 = ctx.emit1("Sub", {one, wy1});
-  std::string x0 = ctx.cast(x0f, DType::Int64), y0 = ctx.cast(y0f, DType::Int64);
-  std::string x1 = ctx.emit1("Add", {x0, ctx.constInt64s({1})}), y1 = ctx.emit1("Add", {y0, ctx.constInt64s({1})});
-  auto weighted = [&](const std::string& xi, const std::string& yi, const std::string& wx, const std::string& wy) {
-    return ctx.emit1("Mul", {fetch(ctx, sg, xi, yi), ctx.unsqueeze(ctx.emit1("Mul", {wx, wy}), {1})});
-  };
-  std::string out = ctx.emit1("Add", {weighted(x0, y0, wx0, wy0), weighted(x1, y0, wx1, wy0)});
-  out = ctx.emit1("Add", {out, weighted(x0, y1, wx0, wy1)});
-  out = ctx.emit1("Add", {out, weighted(x1, y1, wx1, wy1)});
-  return bindOut(ctx, n, out);
-}
-
-Status convertGridSampler(Context& ctx, const Node& n) {
-  const Args args(ctx, n);
-  const Value* input = args.in("input", 0);
-  OXPORT_ASSIGN(std::string x, ctx.tensor(input));
-  OXPORT_ASSIGN(std::string grid, ctx.tensor(args.in("grid", 1)));
-  OXPORT_ASSIGN(int64_t mode, ctx.constInt(args.in("interpolation_mode", 2)));
-  OXPORT_ASSIGN(int64_t padding, ctx.constInt(args.in("padding_mode", 3)));
-  OXPORT_ASSIGN(bool align, ctx.constBool(args.in("align_corners", 4)));
-  if (ctx.rank(input) != 4)
-    return ctx.error("unsupported-form",
-                     "grid_sample of a " + std::to_string(ctx.rank(input)) + "-D input; ONNX's GridSample up to "
-                     "opset 17 samples 4-D (N, C, H, W) inputs",
-                     "sample each depth slice as 4-D, or export with operator_export_type ONNX_FALLTHROUGH to keep the op");
-  static const char* kModes[] = {"bilinear", "nearest", "bicubic"};
-  static const char* kPadding[] = {"zeros", "border", "reflection"};
-  if (mode < 0 || mode > 2 || padding < 0 || padding > 2)
-    return ctx.error("bad-argument", "grid_sampler mode " + std::to_string(mode) + " / padding " + std::to_string(padding));
-  const DType dt = ctx.dtype(input);
-  if (ctx.dtype(args.in("grid", 1)) != dt) grid = ctx.cast(grid, dt);
-  if (ctx.opset() < 16) return gridSampleComposed(ctx, n, x, grid, mode, padding, align);
-  return bindOut(ctx, n, ctx.emit1("GridSample", {x, grid},
-                                   {attrString("mode", kModes[mode]), attrString("padding_mode", kPadding[padding]),
-                                    attrInt("align_corners", align ? 1 : 0)}));
-}
-
 // The base grid of affine_grid over spatial sizes known only at run time (`sizes`: the 1-D int64
 // size list N, C, [D,] H, W): per axis (2i + 1) / s - 1, with align_corners (2i - (s - 1)) /
 // max(s - 1, 1) (0 for a single step, as PyTorch), as (x, y[, z], 1) broadcast over the spatial
@@ -645,7 +522,6 @@ Status convertAffineGrid(Context& ctx, const Node& n) {
 
 void registerResizeOps(Registry& r) {
   r.add("aten::affine_grid_generator", convertAffineGrid);
-  r.add("aten::grid_sampler", convertGridSampler);
   r.add("aten::constant_pad_nd", convertConstantPad);
   r.add("aten::pad", convertPad);
   addAll(r, {"aten::reflection_pad1d", "aten::reflection_pad2d", "aten::reflection_pad3d"}, padMode("reflect"));

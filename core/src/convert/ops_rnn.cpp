@@ -8,6 +8,7 @@
 
 #include "convert/args.h"
 #include "convert/registry.h"
+#include "convert/rnn.h"
 #include "convert/util.h"
 
 namespace oxport::convert {
@@ -186,10 +187,11 @@ ConvertFn rnnOp(const RnnKind& k) {
     OXPORT_ASSIGN(auto params, ctx.listElements(args.in("params", 2)));
     const int64_t dirs = bidirectional ? 2 : 1;
     const size_t per = has_biases ? 4 : 2;
+    // proj_size > 0 adds w_hr per layer and direction: ONNX LSTM has no projection (ops_rnn_projection.cpp).
+    if (lstm && params.size() == static_cast<size_t>(layers * dirs) * (per + 1)) return convertLstmProjected(ctx, n);
     if (params.size() != static_cast<size_t>(layers * dirs) * per)
-      return ctx.error("unsupported-form",
-                       n.kind + " with projections (proj_size > 0) has no ONNX form: ONNX LSTM has no projection",
-                       "export the LSTM without proj_size, or apply the projection as a separate nn.Linear");
+      return ctx.error("bad-argument", n.kind + ": " + std::to_string(params.size()) + " weights for " +
+                                           std::to_string(layers * dirs) + " layers and directions");
     if (train && dropout > 0 && layers > 1)
       ctx.warn("training-op", n.kind + ": dropout between layers is left out of the ONNX graph");
     const int64_t hidden = ctx.meta(params[1]).shape.at(1);
@@ -249,17 +251,7 @@ ConvertFn rnnOp(const RnnKind& k) {
       hs.push_back(outs[1]);
       if (lstm) cs.push_back(outs[2]);
     }
-    std::string out = x;
-    if (unbatched) out = ctx.squeeze(out, {1});
-    else if (batch_first) out = ctx.emit1("Transpose", {out}, {attrInts("perm", {1, 0, 2})});
-    auto joined = [&](const std::vector<std::string>& v) {
-      std::string s = v.size() == 1 ? v[0] : ctx.emit1("Concat", v, {attrInt("axis", 0)});
-      return unbatched ? ctx.squeeze(s, {1}) : s;
-    };
-    ctx.bind(n.output(0), out);
-    ctx.bind(n.output(1), joined(hs));
-    if (lstm) ctx.bind(n.output(2), joined(cs));
-    return okStatus();
+    return bindRecurrentOutputs(ctx, n, x, hs, cs, unbatched, batch_first);
   };
 }
 
@@ -355,6 +347,21 @@ ConvertFn simpleCell(const char* activation) {
 }
 
 }  // namespace
+
+Status bindRecurrentOutputs(Context& ctx, const Node& n, const std::string& y, const std::vector<std::string>& hs,
+                            const std::vector<std::string>& cs, bool unbatched, bool batch_first) {
+  std::string out = y;
+  if (unbatched) out = ctx.squeeze(out, {1});
+  else if (batch_first) out = ctx.emit1("Transpose", {out}, {attrInts("perm", {1, 0, 2})});
+  auto joined = [&](const std::vector<std::string>& v) {
+    std::string s = v.size() == 1 ? v[0] : ctx.emit1("Concat", v, {attrInt("axis", 0)});
+    return unbatched ? ctx.squeeze(s, {1}) : s;
+  };
+  ctx.bind(n.output(0), out);
+  ctx.bind(n.output(1), joined(hs));
+  if (!cs.empty()) ctx.bind(n.output(2), joined(cs));
+  return okStatus();
+}
 
 void registerRnnOps(Registry& r) {
   r.add("aten::lstm", rnnOp(kLstm));

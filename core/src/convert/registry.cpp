@@ -84,6 +84,8 @@ const Registry& builtinRegistry() {
         {"unique", registerUniqueOps},
         {"spectral", registerSpectralOps},
         {"complex", registerComplexOps},
+        {"ctc", registerCtcOps},
+        {"grid_sample", registerGridSampleOps},
     };
     for (const auto& f : families) {
       r.setFamily(f.name);

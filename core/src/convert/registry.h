@@ -97,5 +97,7 @@ void registerFoldOps(Registry& r);  // ops_fold.cpp: col2im (F.fold)
 void registerResizeAaOps(Registry& r);  // ops_resize_aa.cpp: antialiased bilinear/bicubic resize
 void registerUniqueOps(Registry& r);  // ops_unique.cpp: unique_consecutive, bincount, pdist
 void registerFloatTestOps(Registry& r);  // ops_float_tests.cpp: isposinf/isneginf/isreal, logaddexp2, xlog1py, ndtr
+void registerCtcOps(Registry& r);  // ops_ctc.cpp: ctc_loss
+void registerGridSampleOps(Registry& r);  // ops_grid_sample.cpp: grid_sampler
 
 }  // namespace oxport::convert
