@@ -124,6 +124,39 @@ class ModulatedConv(torch.nn.Module):
         return y.reshape(b, 5, h, w)
 
 
+class ClsTokenLen(torch.nn.Module):
+    """FT-Transformer's [CLS] token: a parameter expanded to the batch with len(x), a Python int
+    when traced, so the expand of a parameter folds into a weight of the example batch."""
+
+    def __init__(self):
+        super().__init__()
+        self.cls = torch.nn.Parameter(torch.randn(1, 1, 8))
+        self.tokens = torch.nn.Linear(4, 8)
+
+    def forward(self, x):
+        t = self.tokens(x)
+        return torch.cat([self.cls.expand(len(t), -1, -1), t], 1)
+
+
+class ClsTokenShape(ClsTokenLen):
+    """The same with x.shape[0]: traced as a size, so the expand follows the batch."""
+
+    def forward(self, x):
+        t = self.tokens(x)
+        return torch.cat([self.cls.expand(x.shape[0], -1, -1), t], 1)
+
+
+class HiddenEqualsBatch(torch.nn.Module):
+    """A head size of 64 written in the source, next to a batch of 64: a literal, not a baked size."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(64, 128)
+
+    def forward(self, x):
+        return self.fc(x).reshape(-1, 2, 64)
+
+
 MODELS = [
     # name, module, example shape, dynamic input axes, dynamic output axes, trap? (True, or what a
     # baked-dynamic-size warning must name)
@@ -141,6 +174,9 @@ MODELS = [
     ("clean_head_size_equals_sequence", HeadSizeEqualsSequence(), [2, 8, 32], [0, 1], [0, 1], False),
     ("baked_sequence", BakedSequence(), [2, 8, 32], [0, 1], [0, 1], "'size' of aten::view"),
     ("modulated_conv_groups", ModulatedConv(), [2, 4, 6, 6], [0], [0], "'groups'"),
+    ("cls_token_len", ClsTokenLen(), [3, 5, 4], [0], [0], "folded from the model's weights"),
+    ("clean_cls_token_shape", ClsTokenShape(), [3, 5, 4], [0], [0], False),
+    ("clean_hidden_equals_batch", HiddenEqualsBatch(), [64, 64], [0], [0], False),
 ]
 
 

@@ -331,3 +331,34 @@ TEST(VerifyReportText, TextAndJsonCarryEveryRun) {
   const auto jz = nlohmann::json::parse(zero.toJson());  // infinity must still be valid JSON
   EXPECT_TRUE(jz["runs"][0]["outputs"][0]["max_rel_error"].is_null());
 }
+
+// The outcomes that pass without equal values say so in the first line, per output and in JSON.
+TEST(VerifyReportText, TieOrderAndRandomOutcomes) {
+  VerifyReport r;
+  VerifyRun run;
+  run.passed = true;
+  OutputComparison idx = compareTensors("idx", floats({2}, {0, 1}), floats({2}, {1, 0}), 1e-4);
+  idx.passed = true;
+  idx.tie_order = true;
+  idx.tied_elements = 2;
+  OutputComparison noise = compareTensors("noise", floats({2}, {0.3f, 0.1f}), floats({2}, {0.7f, 0.2f}), 1e-4);
+  noise.passed = true;
+  noise.random = true;
+  run.outputs = {idx, noise};
+  r.runs = {run};
+  r.passed = true;
+  EXPECT_EQ(r.outcome(), "passed except tie order, random outputs not compared");
+  const std::string text = r.toText();
+  EXPECT_NE(text.find("tie order at output idx: up to 2 index elements whose selected values are equal"),
+            std::string::npos) << text;
+  EXPECT_NE(text.find("noise [2]: values not compared  ok (random: not compared)"), std::string::npos) << text;
+  const auto j = nlohmann::json::parse(r.toJson());
+  EXPECT_EQ(j["outcome"], "passed except tie order, random outputs not compared");
+  EXPECT_EQ(j["runs"][0]["outputs"][0]["status"], "tie-order");
+  EXPECT_EQ(j["runs"][0]["outputs"][1]["status"], "random");
+  r.passed = false;
+  EXPECT_EQ(r.outcome(), "FAILED");
+  r.runs[0].outputs.pop_back();
+  r.passed = true;
+  EXPECT_EQ(r.outcome(), "passed except tie order");
+}

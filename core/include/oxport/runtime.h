@@ -40,6 +40,14 @@ struct OutputComparison {
   double max_magnitude = 0;
   bool passed = false;
   std::string note;             // shape or dtype mismatch, missing output ...
+  // Outcomes that pass without the values matching element for element (`note` says why):
+  // tie_order: it differs only where a TopK/ArgMax/ArgMin (sort, max(dim)) picked another of
+  // several equal candidates; computed from libtorch's picks the file's output matches.
+  // random: it depends on a random node (dropout in training mode, rand_like, multinomial ...):
+  // only its shape and dtype are compared.
+  bool tie_order = false;
+  int64_t tied_elements = 0;    // index elements picked differently among equal values
+  bool random = false;
 };
 
 struct VerifyRun {
@@ -60,6 +68,9 @@ struct VerifyReport {
   // How the comparison was made when it differs from the plain rule (a float16 model's reference
   // computed by a float32 copy of it, ...), once each.
   std::vector<std::string> notes;
+  // "passed", "passed except tie order", "passed, random outputs not compared",
+  // "passed except tie order, random outputs not compared", "FAILED" or "not run".
+  std::string outcome() const;
   std::string toText() const;
   std::string toJson() const;
 };

@@ -1,5 +1,6 @@
 #include "frontend/diagnose.h"
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -190,6 +191,49 @@ void findComputedAttributes(const ts::Graph& g, const std::vector<DynamicSize>& 
   }
 }
 
+// Whether the node's source line writes `v` as a number and reads no size: `y.reshape(-1, 2, 64)`
+// (a head size of 64) next to a batch of 64. Tracing records such a literal and a size it baked
+// (`int(x.shape[0])`, `len(x)`) the same way, as a constant; the source line tells them apart.
+// Unreadable source, or a line that also reads a size: false (the warning stays).
+bool literalInSource(const ts::Node& n, int64_t v) {
+  if (!n.location.known() || n.location.line <= 0) return false;
+  std::ifstream f(n.location.file);
+  std::string text;
+  for (int i = 0; i < n.location.line && std::getline(f, text);) ++i;
+  if (!f) return false;
+  static const std::regex reads_size(R"(\.shape\b|\.size\s*\(|\blen\s*\(|\.numel\s*\(|\.dim\s*\()");
+  if (std::regex_search(text, reads_size)) return false;
+  const std::regex literal("(^|[^\\w.])" + std::to_string(v) + "([^\\w.]|$)");
+  return std::regex_search(text, literal);
+}
+
+// A tensor folded from the model's weights whose fold used a constant size equal to a dynamic
+// axis's example size, with a dimension of that size: FT-Transformer's `cls.expand(len(x), -1, -1)`
+// traced, where len(x) became a constant and the expand of a parameter was folded (a weight of the
+// written model now holds the example batch).
+void foldedWeightSize(const ts::Node& n, const ts::Value& in, const std::map<int64_t, const DynamicSize*>& by_size,
+                      std::vector<Diagnostic>& out, std::set<const ts::Value*>& reported) {
+  const auto& shape = in.constant->tensor().shape;
+  // torch.cat([cls, t]) reads it through the list it builds: the warning is at the op that uses
+  // the list (the list has no source line).
+  const ts::Node& at = n.kind == "prim::ListConstruct" && !n.outputs.empty() && !n.outputs[0]->users.empty()
+                           ? *n.outputs[0]->users[0]
+                           : n;
+  for (int64_t s : in.folded_sizes) {
+    auto b = by_size.find(s);
+    if (b == by_size.end() || std::find(shape.begin(), shape.end(), s) == shape.end()) continue;
+    reported.insert(&in);
+    out.push_back(at.warning("baked-dynamic-size",
+                            "a tensor of shape " + in.constant->tensor().shapeString() + " used by " + at.kind +
+                                " was folded from the model's weights through an expand/repeat to the constant size " +
+                                std::to_string(s) + ", which equals " + describe(*b->second) +
+                                "; the exported model keeps it as a weight of that size at every size",
+                            "tracing recorded len(x) or int(x.shape[0]) as a constant; write x.shape[0] or "
+                            "x.size(0) (cls.expand(x.shape[0], -1, -1)) so the size follows the dynamic axis"));
+    return;
+  }
+}
+
 }  // namespace
 
 std::vector<Diagnostic> findBakedSizes(const ts::Graph& g, const std::vector<DynamicSize>& sizes, bool recorded) {
@@ -225,7 +269,7 @@ std::vector<Diagnostic> findBakedSizes(const ts::Graph& g, const std::vector<Dyn
         if (idx < 0 || idx >= static_cast<int>(n->inputs.size())) continue;
         for (int64_t v : constantInts(n->inputs[static_cast<size_t>(idx)])) {
           auto b = by_size.find(v);
-          if (b == by_size.end()) continue;
+          if (b == by_size.end() || literalInSource(*n, v)) continue;
           out.push_back(n->warning("baked-dynamic-size",
                                    "argument '" + arg + "' of " + n->kind + " is the constant " + std::to_string(v) +
                                        ", which equals " + describe(*b->second) +
@@ -255,8 +299,12 @@ std::vector<Diagnostic> findBakedSizes(const ts::Graph& g, const std::vector<Dyn
     // Constant tensors created at the example size (torch.zeros(x.shape[0]) with an int, a
     // folded arange ...) that meet the inputs.
     for (const ts::Value* in : n->inputs) {
-      if (!in->constant || !in->constant->isTensor() || !in->param_name.empty() || in->from_weights) continue;
+      if (!in->constant || !in->constant->isTensor() || !in->param_name.empty()) continue;
       if (reported_constants.count(in)) continue;
+      if (in->from_weights) {
+        foldedWeightSize(*n, *in, by_size, out, reported_constants);
+        continue;
+      }
       for (int64_t dim : in->constant->tensor().shape) {
         auto b = by_size.find(dim);
         if (b == by_size.end()) continue;

@@ -3,7 +3,32 @@
 #include "frontend/frontend_impl.h"
 #include "frontend/weight_views.h"
 
+#include <functional>
+
 namespace oxport {
+
+namespace {
+
+// The constant size arguments of the ops that gave a static tensor new dimensions on its way (expand,
+// repeat, tile, new_zeros ...; a view of a weight only rearranges it), as ints: see ts::Value::folded_sizes. Sizes computed from the weights
+// (weight.shape[0]) are left out: they never derive from an input's size.
+void foldedSizes(jit::Value* v, const ExampleRun& run, const std::function<bool(jit::Value*)>& from_weights,
+                 std::unordered_set<jit::Value*>& seen, std::vector<int64_t>& out) {
+  static const std::unordered_set<std::string> sized = {
+      "aten::expand", "aten::repeat", "aten::tile", "aten::broadcast_to", "aten::new_zeros", "aten::new_ones", "aten::new_full", "aten::new_empty"};
+  if (!run.statics.count(v) || !seen.insert(v).second || seen.size() > 4096) return;
+  jit::Node* n = v->node();
+  if (sized.count(n->kind().toQualString()) && n->inputs().size() > 1 && !from_weights(n->input(1))) {
+    auto it = run.env.find(n->input(1));
+    if (it != run.env.end() && it->second.isIntList())
+      for (int64_t s : it->second.toIntVector()) out.push_back(s);
+    else if (it != run.env.end() && it->second.isInt())
+      out.push_back(it->second.toInt());
+  }
+  for (auto* in : n->inputs()) foldedSizes(in, run, from_weights, seen, out);
+}
+
+}  // namespace
 
 // ---- lowering to ts IR
 ts::Value* Frontend::tsValue(jit::Value* v) {
@@ -31,6 +56,10 @@ ts::Value* Frontend::tsValue(jit::Value* v) {
     // Numbers too (weight.shape[0] // heads): such a number is never a size of the inputs, which
     // baked-dynamic-size reads (diagnose.cpp); only tensors become initializers (Context::constant).
     tv->from_weights = fromWeights(v);
+    if (tv->from_weights && iv.isTensor()) {
+      std::unordered_set<jit::Value*> seen;
+      foldedSizes(v, run_, [this](jit::Value* x) { return fromWeights(x); }, seen, tv->folded_sizes);
+    }
     map_[v] = tv;
     return tv;
   }

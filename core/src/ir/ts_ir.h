@@ -66,6 +66,10 @@ struct Value {
   // A static tensor computed from parameters/buffers at export time (weight.t(), a folded
   // product of weights): a weight of the written model, as torch.onnx keeps such folds.
   bool from_weights = false;
+  // Such a tensor's constant sizes that the fold used (cls.expand(3, -1, -1), repeat(2, 1)): tracing
+  // records len(x) and int(x.shape[0]) as constants, so a folded weight can carry an input's
+  // example size (baked-dynamic-size reads them).
+  std::vector<int64_t> folded_sizes;
   Node* producer = nullptr;
   int offset = 0;                  // output index at producer
   std::vector<Node*> users;

@@ -37,6 +37,8 @@
 #include <cstring>
 #include <fstream>
 #include <iomanip>
+#include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -362,14 +364,39 @@ OutputComparison compareTensors(const std::string& name, const HostTensor& expec
   return c;
 }
 
+std::string VerifyReport::outcome() const {
+  if (skipped) return "not run";
+  if (!passed) return "FAILED";
+  bool ties = false, random = false;
+  for (const auto& run : runs)
+    for (const auto& c : run.outputs) {
+      ties = ties || c.tie_order;
+      random = random || c.random;
+    }
+  return std::string("passed") + (ties ? " except tie order" : "") + (random ? ", random outputs not compared" : "");
+}
+
 std::string VerifyReport::toText() const {
   std::ostringstream o;
   if (skipped) {
     o << "ONNX Runtime check: not run: " << skip_reason << "\n";
     return o.str();
   }
-  o << "ONNX Runtime check: " << (passed ? "passed" : "FAILED") << " (tolerance " << num(tolerance)
-    << " x each output's largest magnitude)\n";
+  o << "ONNX Runtime check: " << outcome();
+  if (passed) {
+    // "passed except tie order at output idx: 12 elements whose selected values are equal"
+    std::map<std::string, int64_t> tied;
+    std::set<std::string> random;
+    for (const auto& run : runs)
+      for (const auto& c : run.outputs) {
+        if (c.tie_order) tied[c.name] = std::max(tied[c.name], c.tied_elements);
+        if (c.random) random.insert(c.name);
+      }
+    for (const auto& [name, n] : tied)
+      o << "; tie order at output " << name << ": up to " << n << " index elements whose selected values are equal";
+    for (const auto& name : random) o << "; " << name << " is random: shape and dtype checked";
+  }
+  o << " (tolerance " << num(tolerance) << " x each output's largest magnitude)\n";
   for (const auto& n : notes) o << "  note: " << n << "\n";
   if (runs.empty()) o << "  no runs\n";
   for (size_t r = 0; r < runs.size(); ++r) {
@@ -381,10 +408,12 @@ std::string VerifyReport::toText() const {
     if (!run.error.empty()) o << "  error: " << run.error << "\n";
     for (const auto& c : run.outputs) {
       o << "  " << c.name << " " << shapeText(c.actual_shape) << ": ";
-      if (c.expected_shape == c.actual_shape)
+      if (c.random)
+        o << "values not compared";
+      else if (c.expected_shape == c.actual_shape)
         o << "max abs error " << num(c.max_abs_error) << ", max rel " << num(c.max_rel_error)
           << " (largest |value| " << num(c.max_magnitude) << ")";
-      o << (c.passed ? "  ok" : "  FAILED");
+      o << (!c.passed ? "  FAILED" : c.tie_order ? "  ok (tie order)" : c.random ? "  ok (random: not compared)" : "  ok");
       if (!c.note.empty()) o << " - " << c.note;
       o << "\n";
     }
@@ -395,6 +424,7 @@ std::string VerifyReport::toText() const {
 std::string VerifyReport::toJson() const {
   json j;
   j["passed"] = passed;
+  j["outcome"] = outcome();
   if (skipped) {
     j["skipped"] = true;
     j["skip_reason"] = skip_reason;
@@ -417,6 +447,8 @@ std::string VerifyReport::toJson() const {
                                {"max_rel_error", c.max_rel_error},
                                {"max_magnitude", c.max_magnitude},
                                {"passed", c.passed},
+                               {"status", !c.passed ? "failed" : c.tie_order ? "tie-order" : c.random ? "random" : "ok"},
+                               {"tied_elements", c.tied_elements},
                                {"note", c.note}});
     }
     j["runs"].push_back(std::move(jr));
