@@ -825,6 +825,108 @@ class PointerNet(nn.Module):
         return torch.stack(pointers, 1), torch.stack(logps, 1)
 
 
+class CRFNormalizer(nn.Module):
+    """pytorch-crf's _compute_normalizer and _compute_score (the CRF log-likelihood a BiLSTM-CRF reports):
+    logsumexp over the previous tag per step, masked steps keep the old score (torch.where)."""
+
+    def __init__(self, tags=5):
+        super().__init__()
+        self.start_transitions = nn.Parameter(torch.randn(tags) * 0.1)
+        self.end_transitions = nn.Parameter(torch.randn(tags) * 0.1)
+        self.transitions = nn.Parameter(torch.randn(tags, tags) * 0.1)
+
+    def forward(self, emissions, tags, mask):  # seq-first as pytorch-crf: (T, B, K), (T, B), (T, B) uint8
+        mask = mask.to(torch.bool)
+        seq_length, batch_size = tags.shape
+        score = self.start_transitions[tags[0]] + emissions[0, torch.arange(batch_size), tags[0]]
+        for i in range(1, seq_length):
+            score = score + self.transitions[tags[i - 1], tags[i]] * mask[i]
+            score = score + emissions[i, torch.arange(batch_size), tags[i]] * mask[i]
+        seq_ends = mask.long().sum(dim=0) - 1
+        last_tags = tags[seq_ends, torch.arange(batch_size)]
+        score = score + self.end_transitions[last_tags]
+        norm = self.start_transitions + emissions[0]
+        for i in range(1, seq_length):
+            next_score = norm.unsqueeze(2) + self.transitions + emissions[i].unsqueeze(1)
+            next_score = torch.logsumexp(next_score, dim=1)
+            norm = torch.where(mask[i].unsqueeze(1), next_score, norm)
+        norm = torch.logsumexp(norm + self.end_transitions, dim=1)
+        return (score - norm).sum()
+
+
+def make_pad_mask(lengths: torch.Tensor, maxlen: int = 0) -> torch.Tensor:
+    """ESPnet: True at padded frames; maxlen from the lengths themselves when not given."""
+    batch_size = lengths.size(0)
+    maxlen = maxlen if maxlen > 0 else int(lengths.max().item())
+    seq_range = torch.arange(0, maxlen, dtype=torch.int64, device=lengths.device)
+    seq_range_expand = seq_range.unsqueeze(0).expand(batch_size, maxlen)
+    seq_length_expand = lengths.unsqueeze(-1)
+    return seq_range_expand >= seq_length_expand
+
+
+class EspnetConformerFront(nn.Module):
+    """ESPnet conformer: Conv2dSubsampling (x4, lengths updated as ((l - 1) // 2 - 1) // 2), RelPositionalEncoding
+    (positions T-1..-(T-1)), RelPositionMultiHeadedAttention with the newer rel_shift (pad on the last axis,
+    view, drop a row, keep T + 1 // 2 columns)."""
+
+    def __init__(self, idim=16, d=32, heads=4):
+        super().__init__()
+        self.h, self.d_k, self.d = heads, d // heads, d
+        self.conv = nn.Sequential(nn.Conv2d(1, d, 3, 2), nn.ReLU(), nn.Conv2d(d, d, 3, 2), nn.ReLU())
+        self.out = nn.Linear(d * (((idim - 1) // 2 - 1) // 2), d)
+        self.linear_q, self.linear_k = nn.Linear(d, d), nn.Linear(d, d)
+        self.linear_v, self.linear_out = nn.Linear(d, d), nn.Linear(d, d)
+        self.linear_pos = nn.Linear(d, d, bias=False)
+        self.pos_bias_u = nn.Parameter(torch.randn(heads, self.d_k) * 0.1)
+        self.pos_bias_v = nn.Parameter(torch.randn(heads, self.d_k) * 0.1)
+        self.register_buffer("pe", self._extend_pe(64, d), persistent=False)
+
+    @staticmethod
+    def _extend_pe(max_len: int, d: int):
+        pe_positive = torch.zeros(max_len, d)
+        pe_negative = torch.zeros(max_len, d)
+        position = torch.arange(0, max_len, dtype=torch.float32).unsqueeze(1)
+        div_term = torch.exp(torch.arange(0, d, 2, dtype=torch.float32) * -(math.log(10000.0) / d))
+        pe_positive[:, 0::2] = torch.sin(position * div_term)
+        pe_positive[:, 1::2] = torch.cos(position * div_term)
+        pe_negative[:, 0::2] = torch.sin(-1 * position * div_term)
+        pe_negative[:, 1::2] = torch.cos(-1 * position * div_term)
+        pe_positive = torch.flip(pe_positive, [0]).unsqueeze(0)
+        pe_negative = pe_negative[1:].unsqueeze(0)
+        return torch.cat([pe_positive, pe_negative], dim=1)
+
+    @staticmethod
+    def rel_shift(x):
+        zero_pad = torch.zeros((*x.size()[:3], 1), device=x.device, dtype=x.dtype)
+        x_padded = torch.cat([zero_pad, x], dim=-1)
+        x_padded = x_padded.view(*x.size()[:2], x.size(3) + 1, x.size(2))
+        x = x_padded[:, :, 1:].view_as(x)[:, :, :, : x.size(-1) // 2 + 1]
+        return x
+
+    def forward(self, xs, ilens):
+        x = self.conv(xs.unsqueeze(1))
+        b, c, t, f = x.size()
+        x = self.out(x.transpose(1, 2).contiguous().view(b, t, c * f)) * math.sqrt(self.d)
+        olens = ((ilens - 1) // 2 - 1) // 2
+        center = self.pe.size(1) // 2
+        pos_emb = self.pe[:, center - t + 1: center + t]
+        mask = ~make_pad_mask(olens, t)[:, None, :]
+        q = self.linear_q(x).view(b, -1, self.h, self.d_k)
+        k = self.linear_k(x).view(b, -1, self.h, self.d_k).transpose(1, 2)
+        v = self.linear_v(x).view(b, -1, self.h, self.d_k).transpose(1, 2)
+        p = self.linear_pos(pos_emb).view(1, -1, self.h, self.d_k).transpose(1, 2)
+        q_with_bias_u = (q + self.pos_bias_u).transpose(1, 2)
+        q_with_bias_v = (q + self.pos_bias_v).transpose(1, 2)
+        matrix_ac = torch.matmul(q_with_bias_u, k.transpose(-2, -1))
+        matrix_bd = self.rel_shift(torch.matmul(q_with_bias_v, p.transpose(-2, -1)))
+        scores = (matrix_ac + matrix_bd) / math.sqrt(self.d_k)
+        m = mask.unsqueeze(1).eq(0)
+        min_value = float(torch.finfo(scores.dtype).min)
+        attn = torch.softmax(scores.masked_fill(m, min_value), dim=-1).masked_fill(m, 0.0)
+        out = torch.matmul(attn, v).transpose(1, 2).contiguous().view(b, -1, self.h * self.d_k)
+        return self.linear_out(out), olens
+
+
 def _mask(b, s, lens):
     m = np.zeros((b, s), dtype=np.int64)
     for i, n in enumerate(lens):
@@ -892,4 +994,8 @@ NLP4 = [
                                           ["h:0=b,1=t", "mask:0=b,1=t"], modes=TRACE)),
     ("bilstm_crf_viterbi", lambda: Spec(BiLSTMCRF(), [_ids(2, 6) % 50], ["input_ids"], ["input_ids:0=b,1=t"])),
     ("pointer_net", lambda: Spec(PointerNet(), ["2x6x2"], ["points"], ["points:0=b,1=n"])),
+    ("crf_log_likelihood", lambda: Spec(CRFNormalizer(), ["6x2x5", _ids(6, 2) % 5, _mask(2, 6, [6, 4]).T.copy()],
+                                        ["emissions", "tags", "mask"], ["emissions:0=t,1=b", "tags:0=t,1=b", "mask:0=t,1=b"])),
+    ("espnet_conformer_relpos", lambda: Spec(EspnetConformerFront(), ["2x23x16", np.array([23, 17])], ["xs", "ilens"],
+                                             ["xs:0=b,1=t", "ilens:0=b"], modes=TRACE)),
 ]
