@@ -12,6 +12,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from probe_zoo import Spec
+from probe_zoo_seq2 import repeat_kv, rotate_half  # as in HF's Llama: Qwen2, NeoX and Gemma share them
 
 
 # ---------------------------------------------------------------- LLM variants
@@ -63,12 +64,6 @@ class BloomAttention(nn.Module):
         ctx = torch.bmm(probs, value).view(b, self.num_heads, q_length, self.head_dim)
         ctx = ctx.permute(0, 2, 1, 3).reshape(b, q_length, self.hidden)
         return self.dense(ctx)
-
-
-def rotate_half(x):
-    x1 = x[..., : x.shape[-1] // 2]
-    x2 = x[..., x.shape[-1] // 2:]
-    return torch.cat((-x2, x1), dim=-1)
 
 
 class NeoXRotary(nn.Module):
@@ -175,14 +170,6 @@ class GPTJAttention(nn.Module):
         out = torch.matmul(F.softmax(w, dim=-1), value)
         out = out.permute(0, 2, 1, 3).contiguous()
         return self.out_proj(out.view(out.size()[:-2] + (self.num_attention_heads * self.head_dim,)))
-
-
-def repeat_kv(hidden_states: torch.Tensor, n_rep: int) -> torch.Tensor:
-    batch, num_key_value_heads, slen, head_dim = hidden_states.shape
-    if n_rep == 1:
-        return hidden_states
-    hidden_states = hidden_states[:, :, None, :, :].expand(batch, num_key_value_heads, n_rep, slen, head_dim)
-    return hidden_states.reshape(batch, num_key_value_heads * n_rep, slen, head_dim)
 
 
 class RMSNorm(nn.Module):
