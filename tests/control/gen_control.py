@@ -13,6 +13,7 @@ from state_modules import CacheThenRead, CallCounter, DataBranchWrite, GrowingTa
 from script_patterns import (DataCheck, InterpPosEncoding, PerInstanceConv, PerLevelSplit, RelPosResize,
                              SizesInRankLoop)
 from loop_modules import ShiftedWindowMask
+from reverse_modules import ReverseLoopList
 
 
 class DataIf(torch.nn.Module):
@@ -718,6 +719,9 @@ PATTERN_CASES = [
      [[T(1, 3, 8, 8), T(3, 6, seed=1)], [T(1, 3, 5, 9, seed=2), T(3, 6, seed=3)]], {"feats": [2, 3], "inst": [0]},
      ["baked-dynamic-size"]),
     # 24x20 and 20x28 take the branch that resizes; 16x16 the one that does not.
+    # list.reverse() of a list appended in a loop over a dynamic length (a CRF's Viterbi backtrace).
+    ("list_reverse", ReverseLoopList, ["x"], [[T(6, 2)], [T(9, 3, seed=1)], [T(1, 2, seed=2)]], {"x": [0, 1]}, [],
+     ["Loop"]),
     ("interp_pos_encoding", InterpPosEncoding, ["x"], [[T(1, 3, 24, 20)], [T(2, 3, 20, 28, seed=1)], [T(1, 3, 16, 16, seed=2)]],
      {"x": [0, 2, 3]}, [], ["If"]),
 ]

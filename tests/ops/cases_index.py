@@ -154,6 +154,12 @@ CASES = [
     # one_hot / embedding / embedding_bag
     case("one_hot", lambda i: F.one_hot(i, 5), [Npy(np.array([[0, 4], [2, 2]], dtype=I64))], opsets=ALL),
     case("one_hot_inferred", lambda i: F.one_hot(i), [Npy(np.array([0, 3, 1], dtype=I64))], opsets=(11, 13)),
+    # The class count read from another input's size (a pointer network's mask over its N inputs),
+    # traced as aten::size: OneHot's depth from the graph, with or without dynamic axes.
+    case("one_hot_size_classes", lambda x, i: F.one_hot(i, x.shape[1]).float() + x.sum(-1)[:, None],
+         [T(2, 6, 3), Npy(np.array([[0, 5, 2, 1, 1, 3], [4, 4, 0, 2, 5, 1]], dtype=I64))], opsets=ALL),
+    case("one_hot_size_classes_dyn", lambda x, i: F.one_hot(i, x.shape[1]).float() + x.sum(-1)[:, None],
+         [T(2, 6, 3), Npy(np.array([[0, 5, 2, 1, 1, 3], [4, 4, 0, 2, 5, 1]], dtype=I64))], dynamic={0: [0], 1: [0]}),
     case("embedding", torch.nn.Embedding(10, 4, padding_idx=0), [Npy(np.array([[0, 9, 3], [3, 3, 1]], dtype=I64))],
          opsets=ALL),
     case("embedding_bag_sum_offsets", torch.nn.EmbeddingBag(10, 3, mode="sum"),

@@ -38,6 +38,16 @@ class SamePadding(torch.nn.Module):
         return F.pad(x, [pw // 2, pw - pw // 2, ph // 2, ph - ph // 2]) * math.floor(w / 4)
 
 
+def _longformer_chunk(x):
+    """Longformer's _chunk: (b, s, d) viewed as windows of 4, then overlapping windows of 4 at stride 2."""
+    x = x.view(x.size(0), torch.div(x.size(1), 4, rounding_mode="trunc"), 4, x.size(2))
+    size = list(x.size())
+    size[1] = size[1] * 2 - 1
+    stride = list(x.stride())
+    stride[1] = stride[1] // 2
+    return x.as_strided(size=size, stride=stride) * 2
+
+
 class ItemScript(torch.nn.Module):
     def forward(self, x):
         return x * x[0, 0].item() + x.sum().int().item()
@@ -109,6 +119,10 @@ CASES = [
     case("pixel_shuffle", lambda x: F.pixel_shuffle(x, 2), [T(1, 8, 3, 4)], opsets=(9, 11, 13), dynamic={0: [0, 2, 3]}),
     case("pixel_unshuffle", lambda x: F.pixel_unshuffle(x, 2), [T(1, 2, 4, 6)], opsets=(9, 11, 13), dynamic={0: [0]}),
     case("as_strided", lambda x: x.as_strided((3, 2), (1, 3), 1), [T(4, 3)]),
+    # Longformer's _chunk: overlapping windows with sizes from x.size() (traced as aten::size, so
+    # read at run time even with no dynamic axis); at other batch sizes too.
+    case("as_strided_size_of_input", _longformer_chunk, [T(2, 8, 3)], opsets=(9, 10, 11, 13, 17)),
+    case("as_strided_size_of_input_dyn", _longformer_chunk, [T(2, 8, 3)], dynamic={0: [0]}, opsets=(9, 11, 17)),
     # split variants and shape queries
     case("unsafe_split", lambda x: torch.unsafe_split(x, 2, 1)[1], [T(2, 5)], opsets=(11, 13)),
     case("unsafe_split_with_sizes", lambda x: x.unsafe_split_with_sizes([1, 3], 1)[1], [T(2, 4)], opsets=(11, 13)),

@@ -445,10 +445,16 @@ Status convertIndexPut(Context& ctx, const Node& n) {
 Status convertOneHot(Context& ctx, const Node& n) {
   const Args args(ctx, n);
   OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
-  OXPORT_ASSIGN(int64_t classes, ctx.constInt(args.in("num_classes", 1)));
+  const Value* classes_v = args.in("num_classes", 1);
+  auto classes = ctx.maybeInt(classes_v);
   std::string depth;
-  if (classes >= 0) {
-    depth = ctx.constInt64s({classes});
+  if (!classes) {
+    // A class count read from a size at run time (F.one_hot(idx, x.shape[1]), traced): OneHot
+    // takes its depth as a tensor. Negative (-1, "max + 1") is a Python int in every model seen.
+    OXPORT_ASSIGN(std::string d, ctx.tensorOfType(classes_v, DType::Int64));
+    depth = ctx.reshape(d, {1});
+  } else if (*classes >= 0) {
+    depth = ctx.constInt64s({*classes});
   } else {
     std::string mx = reduceOver(ctx, "ReduceMax", x, {}, false);
     depth = ctx.reshape(ctx.emit1("Add", {mx, ctx.constInt64s({1}, true)}), {1});

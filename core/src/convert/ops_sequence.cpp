@@ -337,6 +337,25 @@ Status convertExtend(Context& ctx, const Node& n) {
   return okStatus();
 }
 
+// list.reverse() (a Viterbi backtrace's tags, appended last to first): the elements in the other
+// order when they are known here, else the sequence packed, sliced with step -1, unpacked.
+Status convertReverse(Context& ctx, const Node& n) {
+  const Value* l = Args(ctx, n).in("l", 0);
+  if (auto elems = staticElements(ctx, l)) {
+    ctx.bindListValues(n.output(0), std::vector<const Value*>(elems->rbegin(), elems->rend()));
+    return okStatus();
+  }
+  OXPORT_TRY(needSequences(ctx));
+  OXPORT_TRY(checkPackable(ctx, l, {n.output(0)}));
+  const DType elem = listElemDType(l, {n.output(0)});
+  OXPORT_ASSIGN(std::string seq, ctx.sequence(l, elem));
+  const std::string packed = packList(ctx, seq, elem);
+  std::string reversed = ctx.emit1("Slice", {packed, ctx.constInt64s({-1}), ctx.constInt64s({std::numeric_limits<int64_t>::min()}),
+                                             ctx.constInt64s({0}), ctx.constInt64s({-1})});
+  ctx.bindSequence(n.output(0), unpackList(ctx, reversed));
+  return okStatus();
+}
+
 // An in-place list op that pass_list_mutation.h did not rewrite, on a list that depends on the
 // inputs (the example run folds the rest).
 Status convertInPlaceListOp(Context& ctx, const Node& n) {
@@ -366,6 +385,7 @@ void registerSequenceOps(Registry& r) {
   r.add("prim::oxport_list_delete", convertDelete);
   r.add("prim::oxport_list_clear", convertClear);
   r.add("prim::oxport_list_extend", convertExtend);
+  r.add("prim::oxport_list_reverse", convertReverse);
 }
 
 }  // namespace oxport::convert

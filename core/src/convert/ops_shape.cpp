@@ -608,13 +608,47 @@ Status convertPixelUnshuffle(Context& ctx, const Node& n) {
 }
 
 // as_strided(self, size, stride, storage_offset): static indices into the flattened (contiguous) input.
+// as_strided with sizes or strides read at run time (Longformer's _chunk takes list(x.size()) and
+// list(x.stride()), traced as aten::size): offset + sum over d of arange(size[d]) * stride[d],
+// each laid along its own axis and broadcast, then the same Gather into the flattened input
+// (arangeOf: every opset).
+Status asStridedRuntime(Context& ctx, const Node& n, const std::string& x) {
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string size, ctx.intsTensor(args.in("size", 1)));
+  OXPORT_ASSIGN(std::string stride, ctx.intsTensor(args.in("stride", 2)));
+  const int rank = ctx.rank(n.output(0));
+  if (rank < 1) return ctx.error("bad-argument", "as_strided: the output's rank is unknown");
+  std::string idx;
+  if (args.has("storage_offset", 3) && !ctx.isNone(args.in("storage_offset", 3))) {
+    OXPORT_ASSIGN(idx, ctx.tensorOfType(args.in("storage_offset", 3), DType::Int64));
+    idx = ctx.reshape(idx, {});
+  } else {
+    idx = ctx.constInt64s({0}, true);
+  }
+  for (int d = 0; d < rank; ++d) {
+    const std::string at = ctx.constInt64s({d}, true);
+    std::string steps = ctx.emit1("Mul", {arangeOf(ctx, ctx.emit1("Gather", {size, at})), ctx.emit1("Gather", {stride, at})});
+    std::vector<int64_t> along(static_cast<size_t>(rank), 1);
+    along[static_cast<size_t>(d)] = -1;
+    idx = ctx.emit1("Add", {idx, ctx.reshape(steps, along)});
+  }
+  return bindOut(ctx, n, ctx.emit1("Gather", {ctx.reshape(x, {-1}), idx}, {attrInt("axis", 0)}));
+}
+
 Status convertAsStrided(Context& ctx, const Node& n) {
   const Args args(ctx, n);
   OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
-  OXPORT_ASSIGN(auto size, ctx.constInts(args.in("size", 1)));
-  OXPORT_ASSIGN(auto stride, ctx.constInts(args.in("stride", 2)));
+  auto size_r = ctx.constInts(args.in("size", 1));
+  auto stride_r = ctx.constInts(args.in("stride", 2));
+  const bool fixed_offset = !args.has("storage_offset", 3) || ctx.isNone(args.in("storage_offset", 3)) ||
+                            ctx.maybeInt(args.in("storage_offset", 3));
+  if (!size_r.ok() || !stride_r.ok() || !fixed_offset) return asStridedRuntime(ctx, n, x);
+  const auto& size = *size_r;
+  const auto& stride = *stride_r;
   int64_t offset = 0;
-  if (args.has("storage_offset", 3)) { OXPORT_ASSIGN(offset, ctx.constInt(args.in("storage_offset", 3))); }
+  if (args.has("storage_offset", 3) && !ctx.isNone(args.in("storage_offset", 3))) {
+    OXPORT_ASSIGN(offset, ctx.constInt(args.in("storage_offset", 3)));
+  }
   if (size.size() != stride.size()) return ctx.error("bad-argument", "as_strided: size and stride differ in length");
   std::vector<int64_t> idx{offset};
   for (size_t d = 0; d < size.size(); ++d) {

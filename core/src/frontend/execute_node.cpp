@@ -254,6 +254,10 @@ Status Frontend::executeListOp(jit::Node* n) {
     list.clear();
   } else if (k == "prim::oxport_list_extend") {
     for (const auto& e : run_.env.at(n->input(1)).toListRef()) list.push_back(e);
+  } else if (k == "prim::oxport_list_reverse") {
+    std::vector<c10::IValue> elems(list.begin(), list.end());
+    list.clear();
+    for (auto it = elems.rbegin(); it != elems.rend(); ++it) list.push_back(*it);
   } else {
     return nodeError(n, "internal", "unknown list op " + k);
   }

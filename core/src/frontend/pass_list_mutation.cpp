@@ -35,6 +35,7 @@ const std::unordered_map<std::string, Mutation>& mutations() {
       {"aten::clear", {"prim::oxport_list_clear", false}},
       {"aten::extend", {"prim::oxport_list_extend", false}},
       {"aten::add_", {"prim::oxport_list_extend", true}},
+      {"aten::reverse", {"prim::oxport_list_reverse", false}},
   };
   return m;
 }
@@ -218,6 +219,7 @@ const char* const kListOpSchemas[] = {
     "prim::oxport_list_delete(Tensor[] l, int i) -> Tensor[]",
     "prim::oxport_list_clear(Tensor[] l) -> Tensor[]",
     "prim::oxport_list_extend(Tensor[] l, Tensor[] other) -> Tensor[]",
+    "prim::oxport_list_reverse(Tensor[] l) -> Tensor[]",
 };
 
 torch::jit::RegisterOperators registerListOps() {

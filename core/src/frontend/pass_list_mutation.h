@@ -17,6 +17,7 @@ namespace oxport {
 //   prim::oxport_list_delete(Tensor[] l, int i) -> Tensor[]
 //   prim::oxport_list_clear(Tensor[] l) -> Tensor[]
 //   prim::oxport_list_extend(Tensor[] l, Tensor[] other) -> Tensor[]
+//   prim::oxport_list_reverse(Tensor[] l) -> Tensor[]
 bool isFunctionalListOp(const torch::jit::Node* n);
 
 // For each list of tensors that is mutated and used only in ways the pass understands (the
