@@ -53,3 +53,22 @@ CASES = [
     case("nll_loss2d", lambda x, t: F.nll_loss(F.log_softmax(x, 1), t), [T(2, 4, 3, 3), TARGET_2D],
          opsets=(9, 11, 12, 17)),
 ]
+
+
+class GaussianNLL(torch.nn.Module):
+    """F.gaussian_nll_loss scripted: its `else: raise` on var's size sits under `if var.size() !=
+    input.size()`, a branch on sizes the example may not take, and compares lists of sizes
+    (`input.size()[:-1] == var.size()`), one bool and not an elementwise Equal."""
+
+    def forward(self, x, t, var):
+        return F.gaussian_nll_loss(x, t, var), F.gaussian_nll_loss(x, t, var, reduction="none")
+
+
+CASES += [
+    case("gaussian_nll_loss_script", GaussianNLL(), [T(4, 5), T(4, 5, seed=1), T(4, 5, seed=2, fill="rand")],
+         script=True, opsets=(11, 17), dynamic={0: [0], 1: [0], 2: [0]}),
+    case("gaussian_nll_loss_script_var_per_row", GaussianNLL(), [T(4, 5), T(4, 5, seed=1), T(4, seed=2, fill="rand")],
+         script=True, opsets=(11, 17)),
+    case("gaussian_nll_loss_script_var_last_1", GaussianNLL(),
+         [T(3, 4, 5), T(3, 4, 5, seed=1), T(3, 4, 1, seed=2, fill="rand")], script=True, opsets=(11, 17)),
+]

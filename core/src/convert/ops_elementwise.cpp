@@ -1,5 +1,8 @@
 // Elementwise arithmetic, math functions, comparisons, logic, clamp and where.
 // Type promotion follows the example run: inputs are cast to the dtype PyTorch produced.
+#include <algorithm>
+#include <optional>
+
 #include "convert/args.h"
 #include "convert/registry.h"
 #include "convert/sequence.h"
@@ -219,11 +222,59 @@ Status convertRsqrt(Context& ctx, const Node& n) {
 }
 
 // Comparisons: inputs promoted to a common dtype (the tensor's, or float when mixed).
+// The length of a list of ints known at export time: a constant, a tensor's sizes (its rank), a
+// list built from elements, a slice of one with constant bounds.
+std::optional<size_t> listLength(const Context& ctx, const Value* v) {
+  if (v->constant) return v->constant->isList() ? std::optional<size_t>(v->constant->list().size()) : std::nullopt;
+  const Node* p = v->producer;
+  if (!p) return std::nullopt;
+  if (p->kind == "prim::ListConstruct") return p->inputs.size();
+  if (p->kind == "aten::size" && p->inputs.size() == 1 && p->input(0)->isTensor() && p->input(0)->meta.known)
+    return p->input(0)->meta.rank();
+  if (p->kind == "aten::slice" && p->inputs.size() == 4) {
+    const std::optional<size_t> len = listLength(ctx, p->input(0));
+    const std::optional<int64_t> step = p->input(3)->isNone() ? 1 : ctx.maybeInt(p->input(3));
+    if (!len || !step || *step <= 0) return std::nullopt;
+    const auto n = static_cast<int64_t>(*len);
+    auto bound = [&](const Value* b, int64_t dflt) -> std::optional<int64_t> {
+      if (b->isNone()) return dflt;
+      std::optional<int64_t> i = ctx.maybeInt(b);
+      if (!i) return std::nullopt;
+      return std::clamp(*i < 0 ? *i + n : *i, int64_t{0}, n);
+    };
+    const std::optional<int64_t> start = bound(p->input(1), 0), end = bound(p->input(2), n);
+    if (!start || !end) return std::nullopt;
+    return *end <= *start ? 0 : static_cast<size_t>((*end - *start + *step - 1) / *step);
+  }
+  return std::nullopt;
+}
+
+// a == b / a != b on lists of ints (`input.size()[:-1] == var.size()` in F.gaussian_nll_loss): one
+// bool, as Python compares lists, not an elementwise Equal.
+Status compareIntLists(Context& ctx, const Node& n, const Value* a, const Value* b, bool negate) {
+  const std::optional<size_t> la = listLength(ctx, a), lb = listLength(ctx, b);
+  if (!la || !lb)
+    return ctx.error("unsupported-form", "comparing lists whose lengths depend on the inputs has no ONNX form here",
+                     "compare the elements one by one, or compare tensors (torch.equal)");
+  if (*la != *lb || *la == 0) {
+    const bool equal = *la == *lb;
+    return bindOut(ctx, n, ctx.constScalar(equal != negate ? 1.0 : 0.0, DType::Bool));
+  }
+  OXPORT_ASSIGN(std::string x, ctx.intsTensor(a));
+  OXPORT_ASSIGN(std::string y, ctx.intsTensor(b));
+  std::string same = ctx.cast(ctx.emit1("Equal", {x, y}), DType::Int32);
+  std::string all = ctx.cast(reduceOver(ctx, "ReduceMin", same, {0}, false), DType::Bool);
+  return bindOut(ctx, n, negate ? ctx.emit1("Not", {all}) : all);
+}
+
+bool isIntList(const Value* v) { return v->type == ts::ValueType::List && v->elem_type == ts::ValueType::Int; }
+
 ConvertFn compare(const std::string& op, bool negate = false) {
   return [op, negate](Context& ctx, const Node& n) -> Status {
     const Args args(ctx, n);
     const Value* a = args.in({"self", "a"}, 0);
     const Value* b = args.in({"other", "b"}, 1);
+    if (op == "Equal" && isIntList(a) && isIntList(b)) return compareIntLists(ctx, n, a, b, negate);
     DType common = a->isTensor() ? ctx.dtype(a) : (b->isTensor() ? ctx.dtype(b) : DType::Float32);
     if (a->isTensor() && b->isTensor() && ctx.dtype(a) != ctx.dtype(b)) {
       bool fa = isFloating(ctx.dtype(a)), fb = isFloating(ctx.dtype(b));
