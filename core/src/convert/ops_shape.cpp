@@ -618,6 +618,18 @@ Status asStridedRuntime(Context& ctx, const Node& n, const std::string& x) {
   OXPORT_ASSIGN(std::string stride, ctx.intsTensor(args.in("stride", 2)));
   const int rank = ctx.rank(n.output(0));
   if (rank < 1) return ctx.error("bad-argument", "as_strided: the output's rank is unknown");
+  // A trace records x.stride() as numbers: strides that are constants beside sizes read at run time
+  // are the example's layout, wrong wherever a stride spans an axis whose size changes.
+  if (auto fixed = ctx.constInts(args.in("stride", 2)); fixed.ok()) {
+    bool spans = false;
+    for (int64_t st : *fixed) spans = spans || st > 1;
+    if (spans)
+      ctx.warn("baked-dynamic-size",
+               "as_strided's sizes are read at run time but its strides are constants (a trace records x.stride() as "
+               "the example's numbers): where a stride spans an axis whose size changes, the file reads other elements "
+               "at other sizes",
+               "compute the windows with unfold or slicing, or script the model, or export at the sizes you run");
+  }
   std::string idx;
   if (args.has("storage_offset", 3) && !ctx.isNone(args.in("storage_offset", 3))) {
     OXPORT_ASSIGN(idx, ctx.tensorOfType(args.in("storage_offset", 3), DType::Int64));
