@@ -56,6 +56,7 @@ const std::vector<OpEntry>& Registry::entries(const std::string& kind) const {
 // Declared here rather than in registry.h so that adding it did not rebuild every converter
 // (move it beside the others in registry.h at a merge that touches registry.h anyway).
 void registerFloatTestOps(Registry& r);  // ops_float_tests.cpp: isposinf/isneginf/isreal, logaddexp2, xlog1py, ndtr
+void registerStatsOps(Registry& r);      // ops_stats.cpp: cov, corrcoef, segment_reduce
 
 const Registry& builtinRegistry() {
   static const Registry registry = [] {
@@ -88,6 +89,7 @@ const Registry& builtinRegistry() {
         {"unique", registerUniqueOps},
         {"spectral", registerSpectralOps},
         {"complex", registerComplexOps},
+        {"stats", registerStatsOps},
     };
     for (const auto& f : families) {
       r.setFamily(f.name);
