@@ -243,6 +243,15 @@ std::string sumIntoBins(Context& ctx, const std::string& bin, const std::string&
   return reduceOver(ctx, "ReduceSum", weighted, {0}, false);
 }
 
+// The dtype histc and histogram count in (float64 stays, every other dtype goes through float32).
+DType countWork(DType dt) { return dt == DType::Float64 ? DType::Float64 : DType::Float32; }
+
+// self flattened, in dtype `work`.
+Result<std::string> flatOf(Context& ctx, const Args& args, DType work) {
+  OXPORT_ASSIGN(std::string x, ctx.tensorOfType(args.in("self", 0), work));
+  return ctx.reshape(x, {-1});
+}
+
 // histc(self, bins=100, min=0, max=0): counts of the elements in `bins` equal bins over [min, max]
 // (the data's min and max when min == max, widened by 1 each way if they are equal too); elements
 // outside are not counted (NaN is, in the first bin, as PyTorch's CPU kernel does), max falls in
@@ -250,11 +259,9 @@ std::string sumIntoBins(Context& ctx, const std::string& bin, const std::string&
 // ScatterElements adds ones at the bins; before, a one-hot [N, bins] summed.
 Status convertHistc(Context& ctx, const Node& n) {
   const Args args(ctx, n);
-  const Value* self = args.in("self", 0);
-  const DType dt = ctx.dtype(self);
-  const DType work = dt == DType::Float64 ? DType::Float64 : DType::Float32;
-  OXPORT_ASSIGN(std::string x, ctx.tensorOfType(self, work));
-  x = ctx.reshape(x, {-1});
+  const DType dt = ctx.dtype(args.in("self", 0));
+  const DType work = countWork(dt);
+  OXPORT_ASSIGN(std::string x, flatOf(ctx, args, work));
   OXPORT_ASSIGN(int64_t bins, ctx.constInt(args.in("bins", 1)));
   if (bins <= 0) return ctx.error("bad-argument", "histc with bins = " + std::to_string(bins), "bins must be positive");
   std::string lo, hi;
@@ -320,11 +327,9 @@ Result<std::string> linearEdges(Context& ctx, const Args& args, const std::strin
 // as comparisons with every inner edge). density divides by the total and the bin widths.
 Status convertHistogram(Context& ctx, const Node& n) {
   const Args args(ctx, n);
-  const Value* self = args.in("self", 0);
-  const DType dt = ctx.dtype(self);
-  const DType work = dt == DType::Float64 ? DType::Float64 : DType::Float32;
-  OXPORT_ASSIGN(std::string x, ctx.tensorOfType(self, work));
-  x = ctx.reshape(x, {-1});
+  const DType dt = ctx.dtype(args.in("self", 0));
+  const DType work = countWork(dt);
+  OXPORT_ASSIGN(std::string x, flatOf(ctx, args, work));
   const Value* bv = args.in("bins", 1);
   std::string edges;
   int64_t bins = 0;
