@@ -64,17 +64,10 @@ NOT_YET = {
     "aten::__and__ / __or__ / __xor__ / bitwise_not (integers)":
         "ONNX's BitwiseAnd/Or/Xor/Not are opset 18 (oxport targets 9-17); on bool tensors they convert",
     "aten::polygamma": "n >= 1 needs the Hurwitz zeta series libtorch sums (no ONNX op); digamma (n = 0) converts",
-    "aten::mvlgamma": "a sum of lgamma terms: exact with the lgamma form of ops_special_functions.cpp, not yet shared",
     "aten::special_erfcx / special_i0e / special_i1 / special_i1e / special_ndtri / special_log_ndtr / special_zeta / special_bessel_j0 / special_bessel_j1":
         "libtorch evaluates Cephes rational/Chebyshev approximations (no ONNX op); a port is a graph of ~30 nodes per function, not yet written",
-    "aten::cumulative_trapezoid": "exact as CumSum of the trapezoids (opset 11+), not yet written",
-    "aten::argwhere": "exact as NonZero transposed, not yet written",
-    "aten::vander": "exact as cumulative powers (as linalg_vander converts), not yet written",
-    "aten::corrcoef / aten::cov": "exact as centred products and a MatMul (fweights/aweights too), not yet written",
-    "aten::segment_reduce": "exact for static lengths as a scatter-reduce of segment ids, not yet written",
-    "aten::inner / diagflat / diagonal_scatter / combinations / histogram":
-        "exact forms exist (MatMul, a scatter into the diagonal, constant index pairs, histc with edges), not yet written",
-    "aten::linalg_vecdot": "exact as Mul and ReduceSum, not yet written",
+    "aten::segment_reduce (lengths or offsets computed from the inputs, or along axis > 0)":
+        "converts for constant 1-D lengths along axis 0 (a Slice and Reduce per segment); other forms need the segment count at run time",
     "aten::linalg_solve_triangular / triangular_solve / cholesky_solve / cholesky_inverse / linalg_slogdet":
         "exact unrolled (back substitution, as ops_linalg_qr.cpp's pinv does; slogdet from the elimination's pivots) for n <= 8, not yet written",
     "aten::linalg_lstsq": "full-rank least squares is pinv(A) B (ops_linalg_qr.cpp); LAPACK's gelsy driver pivots columns for rank-deficient A, not yet written",

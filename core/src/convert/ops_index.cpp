@@ -716,7 +716,7 @@ void registerIndexOps(Registry& r) {
   addAll(r, {"aten::masked_fill", "aten::masked_fill_"}, convertMaskedFill);
   r.add("aten::masked_select", convertMaskedSelect);
   addAll(r, {"aten::masked_scatter", "aten::masked_scatter_"}, convertMaskedScatter);
-  r.add("aten::nonzero", convertNonzero);
+  addAll(r, {"aten::nonzero", "aten::argwhere"}, convertNonzero);  // argwhere is nonzero
   r.add("aten::nonzero_numpy", convertNonzeroNumpy);
   r.add("aten::index", convertIndex);
   addAll(r, {"aten::index_put", "aten::index_put_"}, convertIndexPut);

@@ -1,5 +1,6 @@
 // Triangles and products of several tensors: tril/triu (Trilu from opset 14, a mask below it),
-// einsum (Einsum from opset 12, Mul/ReduceSum below), outer products, unflatten, tensordot, diagonal.
+// einsum (Einsum from opset 12, Mul/ReduceSum below), outer products, unflatten, tensordot, diagonal,
+// diag/diag_embed/diagflat and diagonal_scatter.
 #include <algorithm>
 #include <cctype>
 #include <map>
@@ -392,6 +393,61 @@ Status convertDiag(Context& ctx, const Node& n) {
   return bindOut(ctx, n, y);
 }
 
+// diagflat(self, offset=0): the flattened input on that diagonal of a square matrix.
+Status convertDiagflat(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
+  int64_t offset = 0;
+  if (const Value* ov = args.optIn("offset", 1)) { OXPORT_ASSIGN(offset, ctx.constInt(ov)); }
+  OXPORT_ASSIGN(std::string y, diagEmbed(ctx, ctx.reshape(x, {-1}), 1, ctx.dtype(args.in("self", 0)), offset));
+  return bindOut(ctx, n, y);
+}
+
+// diagonal_scatter(self, src, offset=0, dim1=0, dim2=1): self with src written on its diagonal.
+// dim1 and dim2 move last (Transpose), where row i of the diagonal reads src[..., i - r0] (a Gather
+// along src's last axis, clamped into range) and a Where keeps self off the diagonal.
+Status convertDiagonalScatter(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
+  const Value* sv = args.in("self", 0);
+  const Value* srcv = args.in("src", 1);
+  const DType dt = ctx.dtype(sv);
+  const int rank = ctx.rank(sv);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(sv));
+  OXPORT_ASSIGN(std::string src, ctx.tensorOfType(srcv, dt));
+  int64_t offset = 0, d1 = 0, d2 = 1;
+  if (const Value* v = args.optIn("offset", 2)) { OXPORT_ASSIGN(offset, ctx.constInt(v)); }
+  if (const Value* v = args.optIn("dim1", 3)) { OXPORT_ASSIGN(d1, ctx.constInt(v)); }
+  if (const Value* v = args.optIn("dim2", 4)) { OXPORT_ASSIGN(d2, ctx.constInt(v)); }
+  if (rank < 2) return ctx.error("bad-argument", "diagonal_scatter of a tensor of fewer than 2 dimensions");
+  d1 = ctx.normDim(d1, rank);
+  d2 = ctx.normDim(d2, rank);
+  if (d1 == d2) return ctx.error("bad-argument", "diagonal_scatter with dim1 == dim2", "give two different dims");
+  const auto& src_shape = srcv->meta.shape;
+  if (!src_shape.empty() && src_shape.back() == 0) return bindOut(ctx, n, ctx.emit1("Identity", {x}));  // no diagonal
+  std::vector<int64_t> perm;
+  for (int64_t k = 0; k < rank; ++k)
+    if (k != d1 && k != d2) perm.push_back(k);
+  perm.push_back(d1);
+  perm.push_back(d2);
+  bool identity = true;
+  std::vector<int64_t> inverse(perm.size());
+  for (size_t k = 0; k < perm.size(); ++k) {
+    identity = identity && perm[k] == static_cast<int64_t>(k);
+    inverse[static_cast<size_t>(perm[k])] = static_cast<int64_t>(k);
+  }
+  std::string xt = identity ? x : ctx.emit1("Transpose", {x}, {attrInts("perm", perm)});
+  std::string rows = ctx.unsqueeze(arangeOf(ctx, dimSize(ctx, xt, rank - 2)), {1});
+  std::string cols = ctx.unsqueeze(arangeOf(ctx, dimSize(ctx, xt, rank - 1)), {0});
+  std::string on = ctx.emit1("Equal", {ctx.emit1("Sub", {cols, rows}), ctx.constInt64s({offset})});  // [H, W]
+  std::string at = ctx.emit1("Sub", {rows, ctx.constInt64s({std::max<int64_t>(-offset, 0)})});         // [H, 1]
+  at = ctx.emit1("Where", {ctx.emit1("Less", {at, ctx.constInt64s({0})}), ctx.constInt64s({0}), at});
+  std::string last = ctx.emit1("Sub", {dimSize(ctx, src, rank - 2), ctx.constInt64s({1})});
+  at = ctx.emit1("Where", {ctx.emit1("Greater", {at, last}), last, at});
+  std::string picked = ctx.emit1("Gather", {src, at}, {attrInt("axis", rank - 2)});  // [..., H, 1]
+  std::string y = whereTyped(ctx, on, picked, xt, dt);
+  return bindOut(ctx, n, identity ? y : ctx.emit1("Transpose", {y}, {attrInts("perm", inverse)}));
+}
+
 }  // namespace
 
 void registerLinalgOps(Registry& r) {
@@ -406,6 +462,8 @@ void registerLinalgOps(Registry& r) {
   r.add("aten::diagonal", convertDiagonal);
   r.add("aten::diag", convertDiag);
   r.add("aten::diag_embed", convertDiagEmbed);
+  r.add("aten::diagflat", convertDiagflat);
+  r.add("aten::diagonal_scatter", convertDiagonalScatter);
   r.add("aten::trace", convertTrace);
 }
 

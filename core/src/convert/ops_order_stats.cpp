@@ -1,5 +1,5 @@
 // Order statistics past torch.onnx: msort, nanmedian, quantile/nanquantile (every interpolation),
-// mode and histc. The sorted ones run a full TopK of the smallest (opset 11) along the axis, its
+// mode, histc and histogram. The sorted ones run a full TopK of the smallest (opset 11) along the axis, its
 // length read from Shape (dynamic); NaN sorts last, as in PyTorch, by sorting a key with NaN as
 // +inf and gathering the values from the input.
 #include <cmath>
@@ -231,6 +231,27 @@ Status convertMode(Context& ctx, const Node& n) {
   return okStatus();
 }
 
+// Adds w [N] into `bins` bins at bin [N] (int64, in range). Opset 16: ScatterElements with
+// reduction add; before, a one-hot [N, bins] weighted and summed.
+std::string sumIntoBins(Context& ctx, const std::string& bin, const std::string& w, int64_t bins, DType work) {
+  if (ctx.opset() >= 16) {
+    std::string zeros = ctx.emit1("ConstantOfShape", {ctx.constInt64s({bins})}, {attrTensor("value", scalarHostTensor(0, work, {1}))});
+    return ctx.emit1("ScatterElements", {zeros, bin, w}, {attrInt("axis", 0), attrString("reduction", "add")});
+  }
+  std::string onehot = equalAny(ctx, ctx.unsqueeze(bin, {1}), ctx.unsqueeze(arangeOf(ctx, ctx.constInt64s({bins})), {0}));
+  std::string weighted = ctx.emit1("Mul", {ctx.cast(onehot, work), ctx.unsqueeze(w, {1})});
+  return reduceOver(ctx, "ReduceSum", weighted, {0}, false);
+}
+
+// The dtype histc and histogram count in (float64 stays, every other dtype goes through float32).
+DType countWork(DType dt) { return dt == DType::Float64 ? DType::Float64 : DType::Float32; }
+
+// self flattened, in dtype `work`.
+Result<std::string> flatOf(Context& ctx, const Args& args, DType work) {
+  OXPORT_ASSIGN(std::string x, ctx.tensorOfType(args.in("self", 0), work));
+  return ctx.reshape(x, {-1});
+}
+
 // histc(self, bins=100, min=0, max=0): counts of the elements in `bins` equal bins over [min, max]
 // (the data's min and max when min == max, widened by 1 each way if they are equal too); elements
 // outside are not counted (NaN is, in the first bin, as PyTorch's CPU kernel does), max falls in
@@ -238,11 +259,9 @@ Status convertMode(Context& ctx, const Node& n) {
 // ScatterElements adds ones at the bins; before, a one-hot [N, bins] summed.
 Status convertHistc(Context& ctx, const Node& n) {
   const Args args(ctx, n);
-  const Value* self = args.in("self", 0);
-  const DType dt = ctx.dtype(self);
-  const DType work = dt == DType::Float64 ? DType::Float64 : DType::Float32;
-  OXPORT_ASSIGN(std::string x, ctx.tensorOfType(self, work));
-  x = ctx.reshape(x, {-1});
+  const DType dt = ctx.dtype(args.in("self", 0));
+  const DType work = countWork(dt);
+  OXPORT_ASSIGN(std::string x, flatOf(ctx, args, work));
   OXPORT_ASSIGN(int64_t bins, ctx.constInt(args.in("bins", 1)));
   if (bins <= 0) return ctx.error("bad-argument", "histc with bins = " + std::to_string(bins), "bins must be positive");
   std::string lo, hi;
@@ -271,17 +290,87 @@ Status convertHistc(Context& ctx, const Node& n) {
   std::string bin = ctx.emit1("Min", {ctx.emit1("Floor", {scaled}), ctx.constScalar(double(bins - 1), work)});
   std::string first = ctx.emit1("Or", {outside, ctx.emit1("IsNaN", {x})});
   bin = ctx.cast(ctx.emit1("Where", {first, ctx.constScalar(0, work), bin}), DType::Int64);
-  std::string ones = ctx.cast(valid, work);
-  std::string counts;
-  if (ctx.opset() >= 16) {
-    std::string zeros = ctx.emit1("ConstantOfShape", {ctx.constInt64s({bins})}, {attrTensor("value", scalarHostTensor(0, work, {1}))});
-    counts = ctx.emit1("ScatterElements", {zeros, bin, ones}, {attrInt("axis", 0), attrString("reduction", "add")});
+  return bindOut(ctx, n, castIf(ctx, sumIntoBins(ctx, bin, ctx.cast(valid, work), bins, work), work, dt));
+}
+
+// The edges of histogram(self, bins: int, range): torch.linspace(lo, hi, bins + 1) in x's dtype,
+// computed as libtorch's kernel does (from lo by steps up to half way, from hi down after), lo
+// and hi the range or the data's min and max (widened by 0.5 each way when equal).
+Result<std::string> linearEdges(Context& ctx, const Args& args, const std::string& x, int64_t bins, DType work) {
+  std::string lo, hi;
+  const Value* rv = args.optIn("range", 2);
+  if (rv && !ctx.isNone(rv)) {
+    OXPORT_ASSIGN(auto range, ctx.constDoubles(rv));
+    if (range.size() != 2) return ctx.error("bad-argument", "histogram with a range of other than 2 numbers");
+    if (!(range[0] <= range[1]))
+      return ctx.error("bad-argument", "histogram with range[0] > range[1]", "give the range as (min, max)");
+    lo = ctx.constScalar(range[0], work);
+    hi = ctx.constScalar(range[1], work);
   } else {
-    std::string onehot = equalAny(ctx, ctx.unsqueeze(bin, {1}), ctx.unsqueeze(arangeOf(ctx, ctx.constInt64s({bins})), {0}));
-    std::string weighted = ctx.emit1("Mul", {ctx.cast(onehot, work), ctx.unsqueeze(ones, {1})});
-    counts = reduceOver(ctx, "ReduceSum", weighted, {0}, false);
+    lo = reduceOver(ctx, "ReduceMin", x, {0}, false);
+    hi = reduceOver(ctx, "ReduceMax", x, {0}, false);
   }
-  return bindOut(ctx, n, castIf(ctx, counts, work, dt));
+  std::string same = ctx.emit1("Equal", {lo, hi});
+  lo = ctx.emit1("Where", {same, ctx.emit1("Sub", {lo, ctx.constScalar(0.5, work)}), lo});
+  hi = ctx.emit1("Where", {same, ctx.emit1("Add", {hi, ctx.constScalar(0.5, work)}), hi});
+  std::string step = ctx.emit1("Div", {ctx.emit1("Sub", {hi, lo}), ctx.constScalar(double(bins), work)});
+  std::string ix = arangeOf(ctx, ctx.constInt64s({bins + 1}));
+  std::string ixf = ctx.cast(ix, work);
+  std::string up = ctx.emit1("Add", {lo, ctx.emit1("Mul", {step, ixf})});
+  std::string down = ctx.emit1("Sub", {hi, ctx.emit1("Mul", {step, ctx.emit1("Sub", {ctx.constScalar(double(bins), work), ixf})})});
+  return ctx.emit1("Where", {ctx.emit1("Less", {ix, ctx.constInt64s({(bins + 1) / 2})}), up, down});
+}
+
+// histogram(self, bins: int | Tensor edges, *, range=None, weight=None, density=False) ->
+// (hist, bin_edges): x counts (or adds its weight) in bin i when edges[i] <= x < edges[i + 1], the
+// last bin closed; elements outside the edges and NaN are not counted (libtorch's search, here
+// as comparisons with every inner edge). density divides by the total and the bin widths.
+Status convertHistogram(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
+  const DType dt = ctx.dtype(args.in("self", 0));
+  const DType work = countWork(dt);
+  OXPORT_ASSIGN(std::string x, flatOf(ctx, args, work));
+  const Value* bv = args.in("bins", 1);
+  std::string edges;
+  int64_t bins = 0;
+  if (bv->isTensor()) {
+    OXPORT_ASSIGN(edges, ctx.tensorOfType(bv, work));
+    if (ctx.rank(bv) != 1 || bv->meta.shape[0] < 2)
+      return ctx.error("bad-argument", "histogram with bin edges that are not a 1-D tensor of 2 or more", "give the edges in increasing order");
+    bins = bv->meta.shape[0] - 1;
+  } else {
+    OXPORT_ASSIGN(bins, ctx.constInt(bv));
+    if (bins <= 0) return ctx.error("bad-argument", "histogram with bins = " + std::to_string(bins), "bins must be positive");
+    OXPORT_ASSIGN(edges, linearEdges(ctx, args, x, bins, work));
+  }
+  std::string first = ctx.slice(edges, {0}, {1}, {0}), last = ctx.slice(edges, {-1}, {kInt64Max}, {0});
+  std::string valid = ctx.emit1("Not", {ctx.emit1("Or", {ctx.emit1("Less", {x, first}), ctx.emit1("Greater", {x, last})})});
+  valid = ctx.emit1("And", {valid, ctx.emit1("Not", {ctx.emit1("IsNaN", {x})})});
+  std::string bin = ctx.constInt64s({0});
+  if (bins > 1) {
+    std::string inner = ctx.unsqueeze(ctx.slice(edges, {1}, {-1}, {0}), {0});  // [1, bins - 1]
+    std::string at_or_past = ctx.emit1("Not", {ctx.emit1("Less", {ctx.unsqueeze(x, {1}), inner})});
+    bin = reduceOver(ctx, "ReduceSum", ctx.cast(at_or_past, DType::Int64), {1}, false);
+  } else {
+    bin = ctx.emit1("Expand", {bin, ctx.shapeOf(x)});
+  }
+  std::string w = ctx.cast(valid, work);
+  const Value* wv = args.optIn("weight", 3);
+  if (wv && !ctx.isNone(wv)) {
+    OXPORT_ASSIGN(std::string wt, ctx.tensorOfType(wv, work));
+    w = whereTyped(ctx, valid, ctx.reshape(wt, {-1}), ctx.constScalar(0, work), work);
+  }
+  std::string hist = sumIntoBins(ctx, bin, w, bins, work);
+  bool density = false;
+  if (const Value* v = args.optIn("density", 4)) { OXPORT_ASSIGN(density, ctx.constBool(v)); }
+  if (density) {
+    hist = ctx.emit1("Div", {hist, reduceOver(ctx, "ReduceSum", hist, {0}, false)});
+    std::string widths = ctx.emit1("Sub", {ctx.slice(edges, {1}, {kInt64Max}, {0}), ctx.slice(edges, {0}, {-1}, {0})});
+    hist = ctx.emit1("Div", {hist, widths});
+  }
+  ctx.bind(n.output(0), castIf(ctx, hist, work, n.output(0)->meta.dtype));
+  ctx.bind(n.output(1), castIf(ctx, edges, work, n.output(1)->meta.dtype));
+  return okStatus();
 }
 
 }  // namespace
@@ -293,6 +382,7 @@ void registerOrderStatsOps(Registry& r) {
   r.add("aten::nanquantile", convertQuantile(true));
   r.add("aten::mode", convertMode);
   r.add("aten::histc", convertHistc);
+  r.add("aten::histogram", convertHistogram);
 }
 
 }  // namespace oxport::convert

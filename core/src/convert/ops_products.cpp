@@ -1,5 +1,5 @@
 // Tensor products and the matrices built from them, past torch.onnx: kron, block_diag,
-// cartesian_prod and linalg_vander. Every size comes from Shape (dynamic axes stay dynamic).
+// cartesian_prod, combinations, linalg_vander and vander, inner and linalg_vecdot. Every size comes from Shape (dynamic axes stay dynamic).
 #include "convert/args.h"
 #include "convert/registry.h"
 #include "convert/util.h"
@@ -106,14 +106,20 @@ Status convertCartesianProd(Context& ctx, const Node& n) {
   return bindOut(ctx, n, ctx.emit1("Concat", columns, {attrInt("axis", 1)}));
 }
 
+// Columns x^p for the powers p in `powers` (int64 [N]) of x [..., n]: [..., n, N]. Pow with integer
+// exponents, in float64 for integer x (exact up to 2^53).
+std::string powerColumns(Context& ctx, const std::string& x, int rank, const std::string& powers, DType work) {
+  return ctx.emit1("Pow", {ctx.unsqueeze(x, {rank}), ctx.cast(powers, work)});
+}
+
+DType vanderWork(DType out) { return out == DType::Float32 || out == DType::Float64 ? out : DType::Float64; }
+
 // linalg_vander(x, *, N=None): [..., n] -> [..., n, N] with columns x^0 ... x^(N-1) (N defaults
-// to n). Pow with integer exponents, in float64 for integer x (exact up to 2^53).
+// to n).
 Status convertLinalgVander(Context& ctx, const Node& n) {
   const Args args(ctx, n);
   const Value* xv = args.in("x", 0);
-  const DType out = n.output(0)->meta.dtype;
-  const bool floating = out == DType::Float32 || out == DType::Float64;
-  const DType work = floating ? out : DType::Float64;
+  const DType out = n.output(0)->meta.dtype, work = vanderWork(out);
   OXPORT_ASSIGN(std::string x, ctx.tensorOfType(xv, work));
   const int rank = ctx.rank(xv);
   if (rank == 0) return ctx.error("bad-argument", "linalg_vander of a 0-d tensor", "give a tensor of at least one dimension");
@@ -126,9 +132,105 @@ Status convertLinalgVander(Context& ctx, const Node& n) {
   } else {
     count = dimSize(ctx, x, rank - 1);
   }
-  std::string powers = ctx.cast(arangeOf(ctx, count), work);
-  std::string v = ctx.emit1("Pow", {ctx.unsqueeze(x, {rank}), powers});
-  return bindOut(ctx, n, castIf(ctx, v, work, out));
+  return bindOut(ctx, n, castIf(ctx, powerColumns(ctx, x, rank, arangeOf(ctx, count), work), work, out));
+}
+
+// vander(x, N=None, increasing=False): 1-D x -> [n, N], columns x^(N-1) ... x^0 (increasing: the
+// other way); N = 0 gives [n, 0].
+Status convertVander(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
+  const Value* xv = args.in("x", 0);
+  const DType out = n.output(0)->meta.dtype, work = vanderWork(out);
+  OXPORT_ASSIGN(std::string x, ctx.tensorOfType(xv, work));
+  if (ctx.rank(xv) != 1) return ctx.error("bad-argument", "vander of a tensor that is not 1-D", "give a 1-D tensor");
+  std::string count = dimSize(ctx, x, 0);
+  const Value* nv = args.optIn("N", 1);
+  if (nv && !ctx.isNone(nv)) {
+    OXPORT_ASSIGN(int64_t cols, ctx.constInt(nv));
+    if (cols < 0) return ctx.error("bad-argument", "vander with N = " + std::to_string(cols), "N must be non-negative");
+    count = ctx.constInt64s({cols});
+  }
+  bool increasing = false;
+  if (const Value* iv = args.optIn("increasing", 2)) { OXPORT_ASSIGN(increasing, ctx.constBool(iv)); }
+  std::string powers = arangeOf(ctx, count);
+  if (!increasing)
+    powers = ctx.emit1("Sub", {ctx.emit1("Sub", {count, ctx.constInt64s({1})}), powers});
+  return bindOut(ctx, n, castIf(ctx, powerColumns(ctx, x, 1, powers, work), work, out));
+}
+
+// combinations(self, r=2, with_replacement=False): the r-tuples of a 1-D tensor's elements in
+// itertools' order, as torch builds them: an r-axis grid of positions, a mask i1 < i2 < ... < ir
+// (<= with replacement), NonZero (row-major, so lexicographic) for the index tuples, a Gather. The
+// length stays dynamic; the grid holds n^r booleans.
+Status convertCombinations(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
+  const Value* xv = args.in("self", 0);
+  OXPORT_ASSIGN(std::string x, ctx.tensor(xv));
+  if (ctx.rank(xv) != 1) return ctx.error("bad-argument", "combinations of a tensor that is not 1-D", "give a 1-D tensor");
+  int64_t r = 2;
+  bool repl = false;
+  if (const Value* rv = args.optIn("r", 1)) { OXPORT_ASSIGN(r, ctx.constInt(rv)); }
+  if (const Value* wv = args.optIn("with_replacement", 2)) { OXPORT_ASSIGN(repl, ctx.constBool(wv)); }
+  if (r < 0) return ctx.error("bad-argument", "combinations with r = " + std::to_string(r), "r must be non-negative");
+  if (r == 0) return bindOut(ctx, n, ctx.slice(x, {0}, {0}, {0}));  // torch gives an empty 1-D tensor
+  if (r > 6)
+    return ctx.error("unsupported-form", "combinations with r = " + std::to_string(r),
+                     "the index grid has n^r elements; r up to 6 converts");
+  std::string ar = arangeOf(ctx, dimSize(ctx, x, 0));
+  auto axisOf = [&](int64_t k) {  // positions along axis k of an r-axis grid
+    std::vector<int64_t> axes;
+    for (int64_t a = 0; a < r; ++a)
+      if (a != k) axes.push_back(a);
+    return axes.empty() ? ar : ctx.unsqueeze(ar, axes);
+  };
+  std::string keep;
+  std::string prev = axisOf(0);
+  for (int64_t k = 1; k < r; ++k) {
+    std::string cur = axisOf(k);
+    std::string ok = repl ? ctx.emit1("Not", {ctx.emit1("Less", {cur, prev})}) : ctx.emit1("Greater", {cur, prev});
+    keep = keep.empty() ? ok : ctx.emit1("And", {keep, ok});
+    prev = cur;
+  }
+  if (keep.empty()) keep = ctx.emit1("Greater", {ar, ctx.constInt64s({-1})});  // r = 1: every element
+  std::string idx = ctx.emit1("Transpose", {ctx.emit1("NonZero", {keep})}, {attrInts("perm", {1, 0})});  // [M, r]
+  return bindOut(ctx, n, ctx.emit1("Gather", {x, idx}, {attrInt("axis", 0)}));
+}
+
+// x [..., K] and y [..., K] broadcast against each other as Mul does, summed over axis `axis` of
+// the broadcast rank, in the output's reduction dtype.
+std::string mulSum(Context& ctx, const Node& n, const std::string& x, const std::string& y, int64_t axis) {
+  const DType out = n.output(0)->meta.dtype, work = reduceWorkType(out);
+  std::string s = reduceOver(ctx, "ReduceSum", ctx.emit1("Mul", {x, y}), {axis}, false);
+  return castIf(ctx, s, work, out);
+}
+
+// inner(self, other): [A..., K] . [B..., K] -> [A..., B...]: self with rank(other) - 1 axes of size
+// 1 before its last, so the product broadcasts to [A..., B..., K], summed over K.
+Status convertInner(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
+  const DType work = reduceWorkType(n.output(0)->meta.dtype);
+  OXPORT_ASSIGN(std::string a, ctx.tensorOfType(args.in("self", 0), work));
+  OXPORT_ASSIGN(std::string b, ctx.tensorOfType(args.in("other", 1), work));
+  const int ra = ctx.rank(args.in("self", 0)), rb = ctx.rank(args.in("other", 1));
+  if (ra == 0 || rb == 0)
+    return bindOut(ctx, n, castIf(ctx, ctx.emit1("Mul", {a, b}), work, n.output(0)->meta.dtype));
+  std::vector<int64_t> axes;
+  for (int k = 0; k < rb - 1; ++k) axes.push_back(ra - 1 + k);
+  if (!axes.empty()) a = ctx.unsqueeze(a, axes);
+  return bindOut(ctx, n, mulSum(ctx, n, a, b, ra + rb - 2));
+}
+
+// linalg_vecdot(x, y, *, dim=-1): sum(x * y, dim) over the broadcast shape (real tensors).
+Status convertLinalgVecdot(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
+  const DType work = reduceWorkType(n.output(0)->meta.dtype);
+  OXPORT_ASSIGN(std::string x, ctx.tensorOfType(args.in("x", 0), work));
+  OXPORT_ASSIGN(std::string y, ctx.tensorOfType(args.in({"y", "other"}, 1), work));
+  const int r = std::max(ctx.rank(args.in("x", 0)), ctx.rank(args.in({"y", "other"}, 1)));
+  int64_t dim = -1;
+  if (const Value* dv = args.optIn("dim", 2)) { OXPORT_ASSIGN(dim, ctx.constInt(dv)); }
+  if (r == 0) return ctx.error("bad-argument", "linalg_vecdot of 0-d tensors", "give tensors of at least one dimension");
+  return bindOut(ctx, n, mulSum(ctx, n, x, y, ctx.normDim(dim, r)));
 }
 
 }  // namespace
@@ -138,6 +240,10 @@ void registerProductOps(Registry& r) {
   r.add("aten::block_diag", convertBlockDiag);
   r.add("aten::cartesian_prod", convertCartesianProd);
   r.add("aten::linalg_vander", convertLinalgVander);
+  r.add("aten::vander", convertVander);
+  r.add("aten::combinations", convertCombinations);
+  r.add("aten::inner", convertInner);
+  r.add("aten::linalg_vecdot", convertLinalgVecdot);
 }
 
 }  // namespace oxport::convert

@@ -1,7 +1,8 @@
 // Special and NaN-aware elementwise functions that have no single ONNX op, written as the formula
 // PyTorch documents: xlogy, logaddexp, logit, sinc, hypot, deg2rad/rad2deg, signbit, sgn,
 // copysign, fmax/fmin, heaviside, isclose, erfc, exp2, float_power, special_entr; the NaN-aware
-// reductions nansum/nanmean; isin; diff, ldexp, dist, renorm, trapezoid.
+// reductions nansum/nanmean; isin; diff, ldexp, dist, renorm, trapezoid,
+// cumulative_trapezoid.
 #include <cmath>
 
 #include "convert/args.h"
@@ -306,33 +307,59 @@ Status convertRenorm(Context& ctx, const Node& n) {
   return bindOut(ctx, n, ctx.emit1("Mul", {in[0], scale}));
 }
 
-// trapezoid(y, dx=1, dim=-1) / trapezoid(y, x, dim=-1): sum of (y[i+1] + y[i]) / 2 * step.
-Status convertTrapezoid(Context& ctx, const Node& n) {
+// The trapezoids of trapezoid and cumulative_trapezoid along `dim`: (y[i+1] + y[i]) / 2, times
+// the steps of x when x is a tensor; a constant dx is returned in `scale` (1 when absent).
+struct Trapezoids {
+  std::string areas;
+  double scale = 1;
+  int64_t dim = 0;
+};
+
+Result<Trapezoids> trapezoidsOf(Context& ctx, const Node& n, DType dt) {
   const Args args(ctx, n);
-  const DType dt = n.output(0)->meta.dtype;
   OXPORT_ASSIGN(std::string y, ctx.tensorOfType(args.in("y", 0), dt));
   const int rank = ctx.rank(args.in("y", 0));
-  int64_t dim = -1;
-  if (n.inputs.size() > 2) { OXPORT_ASSIGN(dim, ctx.constInt(args.in("dim", 2))); }
-  dim = ctx.normDim(dim, rank);
-  std::string hi = ctx.slice(y, {1}, {kInt64Max}, {dim}), lo = ctx.slice(y, {0}, {-1}, {dim});
-  std::string mid = ctx.emit1("Div", {ctx.emit1("Add", {hi, lo}), ctx.constScalar(2, dt)});
+  Trapezoids t;
+  t.dim = -1;
+  if (const Value* dv = args.optIn("dim", 2)) { OXPORT_ASSIGN(t.dim, ctx.constInt(dv)); }
+  t.dim = ctx.normDim(t.dim, rank);
+  std::string hi = ctx.slice(y, {1}, {kInt64Max}, {t.dim}), lo = ctx.slice(y, {0}, {-1}, {t.dim});
+  t.areas = ctx.emit1("Div", {ctx.emit1("Add", {hi, lo}), ctx.constScalar(2, dt)});
   const Value* step = args.optIn({"x", "dx"}, 1);
   if (step && step->isTensor()) {
     OXPORT_ASSIGN(std::string xs, ctx.tensorOfType(step, dt));
     const int xr = ctx.rank(step);
-    std::string dx = firstDifference(ctx, xs, xr == 1 ? 0 : ctx.normDim(dim, xr), dt);
+    std::string dx = firstDifference(ctx, xs, xr == 1 ? 0 : ctx.normDim(t.dim, xr), dt);
     if (xr == 1 && rank > 1) {
       std::vector<int64_t> shape(static_cast<size_t>(rank), 1);
-      shape[static_cast<size_t>(dim)] = -1;
+      shape[static_cast<size_t>(t.dim)] = -1;
       dx = ctx.reshape(dx, shape);
     }
-    return bindOut(ctx, n, reduceOver(ctx, "ReduceSum", ctx.emit1("Mul", {mid, dx}), {dim}, false));
+    t.areas = ctx.emit1("Mul", {t.areas, dx});
+  } else if (step && !ctx.isNone(step)) {
+    OXPORT_ASSIGN(t.scale, ctx.constDouble(step));
   }
-  double d = 1;
-  if (step && !ctx.isNone(step)) { OXPORT_ASSIGN(d, ctx.constDouble(step)); }
-  std::string s = reduceOver(ctx, "ReduceSum", mid, {dim}, false);
-  return bindOut(ctx, n, d == 1 ? s : ctx.emit1("Mul", {s, ctx.constScalar(d, dt)}));
+  return t;
+}
+
+std::string scaled(Context& ctx, const std::string& x, double scale, DType dt) {
+  return scale == 1 ? x : ctx.emit1("Mul", {x, ctx.constScalar(scale, dt)});
+}
+
+// trapezoid(y, dx=1, dim=-1) / trapezoid(y, x, dim=-1): sum of (y[i+1] + y[i]) / 2 * step.
+Status convertTrapezoid(Context& ctx, const Node& n) {
+  const DType dt = n.output(0)->meta.dtype;
+  OXPORT_ASSIGN(Trapezoids t, trapezoidsOf(ctx, n, dt));
+  return bindOut(ctx, n, scaled(ctx, reduceOver(ctx, "ReduceSum", t.areas, {t.dim}, false), t.scale, dt));
+}
+
+// cumulative_trapezoid(y, x, *, dim=-1) / (y, *, dx=1, dim=-1): the running sums of the same
+// trapezoids (CumSum, opset 11); n - 1 of them along dim.
+Status convertCumulativeTrapezoid(Context& ctx, const Node& n) {
+  const DType dt = n.output(0)->meta.dtype;
+  OXPORT_ASSIGN(Trapezoids t, trapezoidsOf(ctx, n, dt));
+  std::string areas = scaled(ctx, t.areas, t.scale, dt);
+  return bindOut(ctx, n, ctx.emit1("CumSum", {areas, ctx.constInt64s({t.dim}, true)}));
 }
 
 }  // namespace
@@ -344,6 +371,7 @@ void registerSpecialOps(Registry& r) {
   r.add("aten::renorm", convertRenorm);
   r.add("aten::trapezoid", convertTrapezoid);
   r.add("aten::trapz", convertTrapezoid);
+  r.add("aten::cumulative_trapezoid", convertCumulativeTrapezoid, 11);
   r.add("aten::xlogy", convertXlogy);
   r.add("aten::special_xlogy", convertXlogy);
   r.add("aten::logaddexp", convertLogaddexp);

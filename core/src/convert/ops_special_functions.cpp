@@ -3,7 +3,7 @@
 // series below are well inside float32's precision:
 // - lgamma: the recurrence lgamma(x) = lgamma(x + 8) - sum_k log|x + k| and Stirling's series at
 //   x + 8; below 0.5 the reflection log(pi / |sin(pi x)|) - lgamma(1 - x); +inf at 0 and the
-//   negative integers (the poles), as libtorch.
+//   negative integers (the poles), as libtorch. mvlgamma (special.multigammaln) sums it.
 // - digamma: the recurrence psi(x) = psi(x + 8) - sum_k 1 / (x + k) and the asymptotic series;
 //   below 0.5 the reflection psi(1 - x) - pi / tan(pi x); -inf at 0, NaN at negative integers.
 // - erfinv: M. Giles' two-branch polynomial ("Approximating the erfinv function", 2010), in
@@ -11,6 +11,7 @@
 #include <cmath>
 #include <limits>
 
+#include "convert/args.h"
 #include "convert/registry.h"
 #include "convert/util.h"
 
@@ -81,6 +82,56 @@ std::string digammaRight(Context& ctx, const std::string& x) {
   return ctx.emit1("Sub", {ctx.emit1("Add", {s, series}), inv});
 }
 
+// +inf stays +inf (the series would give inf - inf).
+std::string plusInfStays(Context& ctx, const std::string& x, const std::string& y) {
+  const std::string inf = c64(ctx, std::numeric_limits<double>::infinity());
+  return ctx.emit1("Where", {equalsConst(ctx, x, inf), inf, y});
+}
+
+// Reflection below 0.5: where x < 0.5 (left), the right-hand forms run at xr = 1 - x; pix = pi x.
+struct Reflection {
+  std::string left, xr, pix;
+};
+
+Reflection reflect(Context& ctx, const std::string& x) {
+  Reflection f;
+  f.left = ctx.emit1("Less", {x, c64(ctx, 0.5)});
+  f.xr = ctx.emit1("Where", {f.left, ctx.emit1("Sub", {c64(ctx, 1), x}), x});
+  f.pix = ctx.emit1("Mul", {x, c64(ctx, M_PI)});
+  return f;
+}
+
+// lgamma of float64 x at every x: lgammaRight, the reflection below 0.5, +inf at the poles.
+std::string lgamma64(Context& ctx, const std::string& x) {
+  const Reflection f = reflect(ctx, x);
+  const std::string &left = f.left, &xr = f.xr, &pix = f.pix;
+  std::string right = lgammaRight(ctx, xr);
+  std::string refl = ctx.emit1("Sub", {ctx.emit1("Sub", {c64(ctx, std::log(M_PI)),
+                                                         ctx.emit1("Log", {ctx.emit1("Abs", {ctx.emit1("Sin", {pix})})})}),
+                                       right});
+  std::string y = ctx.emit1("Where", {left, refl, right});
+  y = ctx.emit1("Where", {isPole(ctx, x), c64(ctx, std::numeric_limits<double>::infinity()), y});
+  return plusInfStays(ctx, x, y);
+}
+
+// mvlgamma(self, p): the multivariate log-gamma, p(p-1)/4 log(pi) + sum_{i<p} lgamma(x - i/2)
+// (libtorch's own definition; it rejects x <= (p-1)/2 at run time, the file gives lgamma's value).
+Status convertMvlgamma(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
+  const DType out = n.output(0)->meta.dtype;
+  const Value* self = args.in("self", 0);
+  OXPORT_ASSIGN(int64_t p, args.constInt("p", 1));
+  if (p < 1) return ctx.error("bad-argument", "mvlgamma with p = " + std::to_string(p), "p must be at least 1");
+  OXPORT_ASSIGN(std::string x, ctx.tensorOfType(self, kF64));
+  std::vector<double> shifts;
+  for (int64_t i = 0; i < p; ++i) shifts.push_back(-0.5 * static_cast<double>(i));
+  const int rank = ctx.rank(self);
+  std::string terms = lgamma64(ctx, ctx.emit1("Add", {ctx.unsqueeze(x, {rank}), ctx.constant(HostTensor::fromVector(kF64, {p}, shifts), "mvlgamma_shifts")}));
+  std::string y = reduceOver(ctx, "ReduceSum", terms, {rank}, false);
+  y = ctx.emit1("Add", {y, c64(ctx, static_cast<double>(p * (p - 1)) / 4 * std::log(M_PI))});
+  return bindOut(ctx, n, castIf(ctx, y, kF64, out));
+}
+
 enum class Fn { Lgamma, Digamma, Erfinv };
 
 ConvertFn special(Fn fn) {
@@ -105,18 +156,11 @@ ConvertFn special(Fn fn) {
       std::string one = equalsConst(ctx, ctx.emit1("Abs", {x}), c64(ctx, 1));
       y = ctx.emit1("Where", {one, ctx.emit1("Mul", {x, c64(ctx, inf)}), y});
     } else {
-      // Reflection below 0.5: the right-hand form at 1 - x.
-      std::string left = ctx.emit1("Less", {x, c64(ctx, 0.5)});
-      std::string xr = ctx.emit1("Where", {left, ctx.emit1("Sub", {c64(ctx, 1), x}), x});
-      std::string pix = ctx.emit1("Mul", {x, c64(ctx, M_PI)});
       if (fn == Fn::Lgamma) {
-        std::string right = lgammaRight(ctx, xr);
-        std::string refl = ctx.emit1("Sub", {ctx.emit1("Sub", {c64(ctx, std::log(M_PI)),
-                                                               ctx.emit1("Log", {ctx.emit1("Abs", {ctx.emit1("Sin", {pix})})})}),
-                                             right});
-        y = ctx.emit1("Where", {left, refl, right});
-        y = ctx.emit1("Where", {isPole(ctx, x), c64(ctx, inf), y});
+        y = lgamma64(ctx, x);
       } else {
+        const Reflection f = reflect(ctx, x);
+        const std::string &left = f.left, &xr = f.xr, &pix = f.pix;
         std::string right = digammaRight(ctx, xr);
         // pi cot(pi x) as sin(pi x + pi/2) / sin(pi x): ONNX Runtime runs Tan and Cos on float only.
         std::string cot = ctx.emit1("Div", {ctx.emit1("Sin", {ctx.emit1("Add", {pix, c64(ctx, M_PI / 2)})}),
@@ -127,8 +171,7 @@ ConvertFn special(Fn fn) {
         y = ctx.emit1("Where", {isPole(ctx, x), c64(ctx, std::nan("")), y});
         y = ctx.emit1("Where", {zero, c64(ctx, -inf), y});
       }
-      // +inf stays +inf (the series would give inf - inf).
-      y = ctx.emit1("Where", {equalsConst(ctx, x, c64(ctx, inf)), c64(ctx, inf), y});
+      y = plusInfStays(ctx, x, y);
     }
     return bindOut(ctx, n, out == kF64 ? y : ctx.cast(y, out));
   };
@@ -138,6 +181,7 @@ ConvertFn special(Fn fn) {
 
 void registerSpecialFunctionOps(Registry& r) {
   addAll(r, {"aten::lgamma", "aten::lgamma_"}, special(Fn::Lgamma));
+  addAll(r, {"aten::mvlgamma", "aten::mvlgamma_", "aten::special_multigammaln"}, convertMvlgamma);
   addAll(r, {"aten::digamma", "aten::digamma_", "aten::special_digamma", "aten::special_psi"}, special(Fn::Digamma));
   addAll(r, {"aten::erfinv", "aten::erfinv_", "aten::special_erfinv"}, special(Fn::Erfinv));
 }

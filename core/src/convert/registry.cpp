@@ -86,6 +86,7 @@ const Registry& builtinRegistry() {
         {"complex", registerComplexOps},
         {"ctc", registerCtcOps},
         {"grid_sample", registerGridSampleOps},
+        {"stats", registerStatsOps},
     };
     for (const auto& f : families) {
       r.setFamily(f.name);

@@ -99,5 +99,6 @@ void registerUniqueOps(Registry& r);  // ops_unique.cpp: unique_consecutive, bin
 void registerFloatTestOps(Registry& r);  // ops_float_tests.cpp: isposinf/isneginf/isreal, logaddexp2, xlog1py, ndtr
 void registerCtcOps(Registry& r);  // ops_ctc.cpp: ctc_loss
 void registerGridSampleOps(Registry& r);  // ops_grid_sample.cpp: grid_sampler
+void registerStatsOps(Registry& r);      // ops_stats.cpp: cov, corrcoef, segment_reduce
 
 }  // namespace oxport::convert
