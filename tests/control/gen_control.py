@@ -9,7 +9,8 @@ from typing import Dict, List, Optional, Tuple
 
 import torch
 
-from state_modules import CacheThenRead, CallCounter, DataBranchWrite, GrowingTable, LoopWrites, SliceWrittenBuffer
+from state_modules import (CacheThenRead, CallCounter, DataBranchWrite, GrowingTable, LoopWrites, SliceWrittenBuffer,
+                           WriteOnlyRecord)
 from script_patterns import (DataCheck, InterpPosEncoding, PerInstanceConv, PerLevelSplit, RelPosResize,
                              SizesInRankLoop)
 from loop_modules import ShiftedWindowMask
@@ -641,6 +642,7 @@ CASES = [
     # Scripted reads of self.cache after the write through its view read the written value.
     ("state_slice_written_buffer", SliceWrittenBuffer(), [[T(3, 4)], [T(1, 4, seed=1)], [T(5, 4, seed=2)]],
      {"x": [0]}, ["If"]),
+    ("state_write_only_record", WriteOnlyRecord(), [[T(3, 4)], [T(1, 4, seed=1)]], {"x": [0]}, []),
     ("state_loop_writes", LoopWrites(), [[T(3, 4)], [T(1, 4, seed=1)], [T(6, 4, seed=2)], [T(2, 4, fill="zeros")]],
      {"x": [0]}, ["Loop"]),
     # A raise on a data-dependent branch the example inputs pass: left out (data-check-dropped).

@@ -106,3 +106,15 @@ class SliceWrittenBuffer(torch.nn.Module):
             self.cache[0, n - 1] = x[0] * 3.0
         self.count.add_(1.0)
         return self.cache[0, :n] * 2.0 + self.count
+
+
+class WriteOnlyRecord(torch.nn.Module):
+    """A record kept on self through a view of it and never read for the result: nothing to warn."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("record", torch.zeros(2, 4))
+
+    def forward(self, x):
+        self.record[0, :2] += x[:, :2].mean(0)
+        return x * 2.0

@@ -471,6 +471,12 @@ TEST(ControlFlowState, DroppedWriteIsNamedOncePerAttribute) {
   EXPECT_NE(names.find("self.steps"), std::string::npos) << names;
   EXPECT_TRUE(warningsOf("state_cache_then_read.pt").empty());
   EXPECT_EQ(warningsOf("state_loop_writes.pt").size(), 1u);  // self.total; self.acc starts fresh
+  // Written through a view of it: named when the call reads it back, silent for a record never read.
+  auto sliced = warningsOf("state_slice_written_buffer.pt");
+  ASSERT_EQ(sliced.size(), 1u);
+  EXPECT_NE(sliced[0].message.find("self.cache"), std::string::npos) << sliced[0].message;
+  EXPECT_GT(sliced[0].location.line, 0) << sliced[0].toString();
+  EXPECT_TRUE(warningsOf("state_write_only_record.pt").empty());
 }
 
 // Scripted RAFT (small) keeps its correlation pyramid on self (prim::SetAttr, then read back in the

@@ -1,6 +1,7 @@
 // In-place writes into views, rewritten into functional form (see pass_view_writes.h).
 #include "frontend/pass_view_writes.h"
 
+#include <algorithm>
 #include <functional>
 #include <optional>
 #include <string>
@@ -284,8 +285,8 @@ void collectReads(jit::Block* b, const std::string& key, jit::Node* skip, std::v
 // attribute again with a new GetAttr each time. The reads the attribute's first read `base`
 // reaches (after it, in its block or nested in a later node) become reads of `base`, so that the
 // rewrite's new value reaches them as it reaches any later read of a local tensor. Returns the
-// attribute's key, or nothing when `base` is not a module attribute.
-std::optional<std::string> mergeAttributeReads(jit::Graph& g, jit::Value* base) {
+// attribute's key, or nothing when `base` is not a module attribute; `merged` counts the reads.
+std::optional<std::string> mergeAttributeReads(jit::Graph& g, jit::Value* base, size_t& merged) {
   if (base->node()->kind() != c10::prim::GetAttr || !base->type()->cast<c10::TensorType>()) return std::nullopt;
   auto key = attributeKey(base);
   if (!key) return std::nullopt;
@@ -294,6 +295,7 @@ std::optional<std::string> mergeAttributeReads(jit::Graph& g, jit::Value* base) 
   for (jit::Node* r : reads) {
     if (!dominates(base->node(), r)) continue;
     r->output()->replaceAllUsesWith(base);  // left for dead-code elimination: the callers iterate over nodes
+    ++merged;
   }
   return key;
 }
@@ -317,10 +319,16 @@ bool rewrite(jit::Graph& g, jit::Node* n, Carried& carried, std::vector<Diagnost
   // TorchScript's RemoveTensorMutation.
   if (chain.empty() && home == n->owningBlock() && !aliasReadAfter(base, n)) return false;
 
+  // Does the call read the tensor other than through this write (a later call would see the write)?
+  bool read_elsewhere = false;
+  for (const jit::Use& u : base->uses())
+    read_elsewhere = read_elsewhere || (u.user != n && std::find(chain.begin(), chain.end(), u.user) == chain.end());
   jit::WithInsertPoint guard(n);
   jit::Value* updated = functionalForm(g, n, target);
   if (!updated) return false;
-  if (auto key = mergeAttributeReads(g, base)) {
+  size_t merged = 0;
+  auto key = mergeAttributeReads(g, base, merged);
+  if (key && (read_elsewhere || merged > 0)) {
     bool warned = false;
     for (const auto& w : warnings) warned = warned || w.message.find("self." + *key + " ") != std::string::npos;
     if (!warned) {
