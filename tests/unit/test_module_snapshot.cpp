@@ -90,6 +90,16 @@ def forward(self, x):
   EXPECT_EQ(written(l), (std::set<std::string>{"table"}));
 }
 
+TEST(ModuleSnapshot, BatchNormRunningStatsCountAsWritten) {
+  // aten::batch_norm's schema marks nothing written, yet in training it updates the running stats.
+  auto m = withBuffers("Norm");
+  m.define(R"(
+def forward(self, x, training: bool):
+    return torch.batch_norm(x, None, None, self.cache[0], self.count.expand(3), training, 0.1, 1e-5, False)
+)");
+  EXPECT_EQ(written(m), (std::set<std::string>{"cache", "count"}));
+}
+
 TEST(ModuleSnapshot, SubmodulesAndCalls) {
   torch::jit::Module child("Child");
   child.register_buffer("state", torch::zeros({3}));

@@ -112,6 +112,12 @@ class MethodWrites {
       for (jit::Value* out : n->outputs()) addRoots(out, in_roots);
       return;
     }
+    // Batch norm in training mode updates running_mean and running_var in place, though its schema
+    // marks no argument as written.
+    if (k == aten::batch_norm || k == aten::instance_norm || k == aten::_batch_norm_impl_index ||
+        k == aten::native_batch_norm) {
+      for (size_t i = 3; i < 5 && i < n->inputs().size(); ++i) markWritten(n->input(i));
+    }
     std::set<Path> aliased;  // what the returns may alias: the inputs the schema marks with alias sets
     const auto& args = schema->arguments();
     for (size_t i = 0; i < n->inputs().size(); ++i) {
