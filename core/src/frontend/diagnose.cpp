@@ -191,16 +191,33 @@ void findComputedAttributes(const ts::Graph& g, const std::vector<DynamicSize>& 
   }
 }
 
+// The lines of the Python sources the diagnostics read, each file read once.
+class SourceFiles {
+ public:
+  const std::vector<std::string>* lines(const std::string& path) {
+    auto& entry = files_[path];
+    if (!entry) {
+      std::ifstream in(path);
+      std::vector<std::string> text;
+      for (std::string l; in && std::getline(in, l);) text.push_back(l);
+      entry = std::move(text);
+    }
+    return entry->empty() ? nullptr : &*entry;
+  }
+
+ private:
+  std::map<std::string, std::optional<std::vector<std::string>>> files_;
+};
+
 // Whether the node's source line writes `v` as a number and reads no size: `y.reshape(-1, 2, 64)`
 // (a head size of 64) next to a batch of 64. Tracing records such a literal and a size it baked
 // (`int(x.shape[0])`, `len(x)`) the same way, as a constant; the source line tells them apart.
 // Unreadable source, or a line that also reads a size: false (the warning stays).
-bool literalInSource(const ts::Node& n, int64_t v) {
+bool literalInSource(const ts::Node& n, int64_t v, SourceFiles& sources) {
   if (!n.location.known() || n.location.line <= 0) return false;
-  std::ifstream f(n.location.file);
-  std::string text;
-  for (int i = 0; i < n.location.line && std::getline(f, text);) ++i;
-  if (!f) return false;
+  const std::vector<std::string>* lines = sources.lines(n.location.file);
+  if (!lines || n.location.line > static_cast<int>(lines->size())) return false;
+  const std::string& text = (*lines)[static_cast<size_t>(n.location.line - 1)];
   static const std::regex reads_size(R"(\.shape\b|\.size\s*\(|\blen\s*\(|\.numel\s*\(|\.dim\s*\()");
   if (std::regex_search(text, reads_size)) return false;
   const std::regex literal("(^|[^\\w.])" + std::to_string(v) + "([^\\w.]|$)");
@@ -260,6 +277,7 @@ std::vector<Diagnostic> findBakedSizes(const ts::Graph& g, const std::vector<Dyn
   for (const auto& d : sizes)
     if (d.size > 1 && !by_size.count(d.size)) by_size[d.size] = &d;
   if (by_size.empty()) return out;
+  SourceFiles sources;
   std::set<const ts::Value*> reported_constants;
   for (const ts::Node* n : g.nodes) {
     auto it = shapeArguments().find(n->kind);
@@ -269,7 +287,7 @@ std::vector<Diagnostic> findBakedSizes(const ts::Graph& g, const std::vector<Dyn
         if (idx < 0 || idx >= static_cast<int>(n->inputs.size())) continue;
         for (int64_t v : constantInts(n->inputs[static_cast<size_t>(idx)])) {
           auto b = by_size.find(v);
-          if (b == by_size.end() || literalInSource(*n, v)) continue;
+          if (b == by_size.end() || literalInSource(*n, v, sources)) continue;
           out.push_back(n->warning("baked-dynamic-size",
                                    "argument '" + arg + "' of " + n->kind + " is the constant " + std::to_string(v) +
                                        ", which equals " + describe(*b->second) +
@@ -482,7 +500,7 @@ std::vector<Diagnostic> findSizeBranches(const std::vector<PythonFrame>& frames,
                                          const std::filesystem::path& model_dir) {
   std::vector<Diagnostic> out;
   if (sizes.empty()) return out;
-  std::map<std::string, std::optional<std::vector<std::string>>> files;  // resolved path -> lines
+  SourceFiles sources;
   std::set<std::pair<std::string, int>> reported;
   std::set<std::tuple<std::string, int, std::string>> seen_frames;
   for (const PythonFrame& f : frames) {
@@ -491,13 +509,8 @@ std::vector<Diagnostic> findSizeBranches(const std::vector<PythonFrame>& frames,
     std::filesystem::path path = f.file;
     if (!std::filesystem::is_regular_file(path, ec)) path = model_dir / path.filename();
     if (!std::filesystem::is_regular_file(path, ec)) continue;
-    auto& lines = files[path.string()];
-    if (!lines) {
-      std::ifstream in(path);
-      std::vector<std::string> text;
-      for (std::string l; std::getline(in, l);) text.push_back(l);
-      lines = std::move(text);
-    }
+    const std::vector<std::string>* lines = sources.lines(path.string());
+    if (!lines) continue;
     for (const SizeBranch& b : sizeBranchesInFunction(*lines, f.line, f.function)) {
       const DynamicSize* dyn = nullptr;
       for (const auto& d : sizes)

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -301,7 +302,10 @@ std::optional<std::string> mergeAttributeReads(jit::Graph& g, jit::Value* base, 
 }
 
 // Rewrites the write `n` if it can; returns whether it did.
-bool rewrite(jit::Graph& g, jit::Node* n, Carried& carried, std::vector<Diagnostic>& warnings) {
+// The warning about each module tensor written through a view, by its key (one per tensor).
+using WriteWarnings = std::map<std::string, Diagnostic>;
+
+bool rewrite(jit::Graph& g, jit::Node* n, Carried& carried, WriteWarnings& warnings) {
   jit::Value* target = n->input(0);
   std::vector<jit::Node*> chain;  // innermost (producing target) first
   jit::Value* base = target;
@@ -329,9 +333,7 @@ bool rewrite(jit::Graph& g, jit::Node* n, Carried& carried, std::vector<Diagnost
   size_t merged = 0;
   auto key = mergeAttributeReads(g, base, merged);
   if (key && (read_elsewhere || merged > 0)) {
-    bool warned = false;
-    for (const auto& w : warnings) warned = warned || w.message.find("self." + *key + " ") != std::string::npos;
-    if (!warned) {
+    if (!warnings.count(*key)) {
       Diagnostic w = makeWarning(
           "attribute-write-dropped",
           "forward() writes into self." + *key + " in place (" + n->kind().toQualString() +
@@ -339,7 +341,7 @@ bool rewrite(jit::Graph& g, jit::Node* n, Carried& carried, std::vector<Diagnost
               "state between runs, so the file computes the first call from the model's saved state",
           "keep state out of forward (pass it as an input and return the new value), or accept that the "
           "exported graph is the first call's");
-      warnings.push_back(atNode(w, n));
+      warnings.emplace(*key, atNode(w, n));
     }
   }
   std::unordered_map<jit::Value*, jit::Value*> new_value{{target, updated}};
@@ -362,7 +364,7 @@ bool rewrite(jit::Graph& g, jit::Node* n, Carried& carried, std::vector<Diagnost
   return true;
 }
 
-int rewriteBlock(jit::Graph& g, jit::Block* b, Carried& carried, std::vector<Diagnostic>& warnings) {
+int rewriteBlock(jit::Graph& g, jit::Block* b, Carried& carried, WriteWarnings& warnings) {
   int count = 0;
   for (auto it = b->nodes().begin(); it != b->nodes().end();) {
     jit::Node* n = *it;
@@ -378,9 +380,10 @@ int rewriteBlock(jit::Graph& g, jit::Block* b, Carried& carried, std::vector<Dia
 
 int functionalizeViewWrites(jit::Graph& g, std::vector<Diagnostic>* warnings) {
   Carried carried;
-  std::vector<Diagnostic> found;
+  WriteWarnings found;
   const int count = rewriteBlock(g, g.block(), carried, found);
-  if (warnings) warnings->insert(warnings->end(), found.begin(), found.end());
+  if (warnings)
+    for (auto& [key, w] : found) warnings->push_back(std::move(w));
   return count;
 }
 
