@@ -1,3 +1,4 @@
+import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
@@ -98,4 +99,40 @@ CASES += [
 CASES += [
     case("fractional_max_pool2d_refused", nn.FractionalMaxPool2d(2, output_size=3), [T(1, 2, 8, 8)], opsets=(11,),
          expect="error:refused-op", operator_export_type="ONNX"),
+]
+
+
+class PoolBehindOps(nn.Module):
+    """Adaptive pooling after the ops that carry H and W from the input (convolution, pooling, a
+    concatenation, interpolation, a view built from the input's sizes, a transpose and back): with
+    H and W dynamic every one of them passes the dynamic size on, and the windows must follow it."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Conv2d(3, 4, 3, padding=1)
+        self.b = nn.Conv2d(3, 2, 1)
+        self.pool = nn.AdaptiveAvgPool2d((3, 5))
+
+    def forward(self, x):
+        n, c, h, w = x.shape
+        y = torch.cat([F.max_pool2d(self.a(x), 2), F.avg_pool2d(self.b(x), 2)], 1)
+        y = F.interpolate(y, scale_factor=2.0, mode="nearest")
+        y = y.reshape(n, 6, -1).transpose(1, 2).transpose(1, 2).reshape(n, 6, y.size(2), -1)
+        return self.pool(torch.relu(y) * torch.sigmoid(y.mean((2, 3), keepdim=True)))
+
+
+# Adaptive pooling whose pooled axes stay at their example size although the batch is dynamic
+# (VGG's AdaptiveAvgPool2d(7), AlexNet's (6, 6) on 13 x 13 features, exported with a dynamic batch
+# only): a plain AveragePool, or windows sliced at fixed bounds; the batch still follows the input.
+CASES += [
+    case("adaptive_avg_pool2d_batch_dynamic_uneven", nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU(),
+                                                                   nn.AdaptiveAvgPool2d((6, 6))),
+         [T(2, 3, 15, 15)], dynamic={0: [0]}),
+    case("adaptive_max_pool2d_batch_dynamic_even", nn.Sequential(nn.Conv2d(3, 4, 3, padding=1),
+                                                                 nn.AdaptiveMaxPool2d((2, 4))),
+         [T(2, 3, 8, 8)], dynamic={0: [0]}),
+    case("adaptive_avg_pool2d_behind_ops_dynamic", PoolBehindOps(), [T(1, 3, 12, 16)], opsets=(11, 17),
+         dynamic={0: [0, 2, 3]}),
+    case("adaptive_avg_pool2d_behind_ops_batch", PoolBehindOps(), [T(2, 3, 12, 16)], opsets=(11, 17),
+         dynamic={0: [0]}),
 ]

@@ -161,6 +161,24 @@ class Shapes(torch.nn.Module):
         return z, t
 
 
+class PoolHead(torch.nn.Module):
+    """A VGG-style head: features, a squeeze-excite gate, AdaptiveAvgPool2d to a size the features
+    divide, flatten and a classifier. Exported with a dynamic batch only, its pooled axes never
+    change: torch.onnx writes an AveragePool, and so must oxport (not a pooling by MatMul)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.gate = torch.nn.Conv2d(8, 8, 1)
+        self.pool = torch.nn.AdaptiveAvgPool2d((2, 2))
+        self.fc = torch.nn.Linear(32, 5)
+
+    def forward(self, x):
+        y = F.max_pool2d(torch.relu(self.conv(x)), 2)
+        y = y + y * torch.sigmoid(self.gate(F.adaptive_avg_pool2d(y, 1)))
+        return self.fc(torch.flatten(self.pool(y), 1))
+
+
 class ArgsNet(torch.nn.Module):
     """Every kind of argument: tensor, int, bool, str, float, Optional[Tensor], List[Tensor],
     Tuple[Tensor, Tensor], List[int], and keyword arguments with defaults; returns a tuple holding
@@ -275,6 +293,13 @@ case("args_kinds_named", "args", ARGS_POS,
      ["input_names", "input_dims", "output_names", "output_dims"], kwargs=ARGS_KW, tuples=[7])
 
 
+# Adaptive pooling behind a dynamic batch only: the same ops as torch.onnx, at both opset forms.
+for op in [11, 17]:
+    case(f"pool_head_batch_{op}", "pool_head", [T(1, 3, 16, 16)],
+         {"opset_version": op, "input_names": ["x"], "dynamic_axes": {"x": {"0": "batch"}}},
+         ["opsets", "ops", "input_dims", "runs"])
+
+
 class EvenOnly(torch.nn.Module):
     """An encoder-decoder skip that only takes even H, W (as UNet, HRNet, ... take multiples of
     their stride): verification at H + 1 fails in libtorch itself."""
@@ -331,6 +356,9 @@ def make_models(models_dir):
     # MatMul as the file is written, not transposed in memory.
     wide = torch.nn.Sequential(torch.nn.Linear(1024, 300), torch.nn.ReLU(), torch.nn.Linear(300, 8)).eval()
     torch.jit.trace(wide, (torch.randn(2, 3, 1024),)).save(os.path.join(models_dir, "wide.pt"))
+    pool_head = PoolHead().eval()
+    eager["pool_head"] = pool_head
+    torch.jit.trace(pool_head, (torch.randn(1, 3, 16, 16),)).save(os.path.join(models_dir, "pool_head.pt"))
     args = ArgsNet().eval()
     eager["args"] = args
     torch.jit.script(args).save(os.path.join(models_dir, "args.pt"))

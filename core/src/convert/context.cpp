@@ -1,5 +1,6 @@
 #include "convert/context.h"
 
+#include "convert/axis_dynamics.h"
 #include "convert/util.h"
 
 #include <cstring>
@@ -17,6 +18,26 @@ Attribute attrTensor(const std::string& name, HostTensor t) { return Attribute{n
 
 Context::Context(onnx_ir::Model& model, ts::Graph& graph, const Settings& settings)
     : model_(model), graph_(graph), settings_(settings) {}
+
+Context::~Context() = default;
+
+bool Context::axisMayVary(const Value* v, int64_t axis) {
+  if (!axis_dynamics_) {
+    std::unordered_map<const Value*, std::vector<bool>> inputs;
+    for (const Value* in : graph_.inputs) {
+      auto name = boundName(in);
+      if (!name) continue;
+      for (const auto& vi : model_.graph.inputs)
+        if (vi.name == *name) {
+          std::vector<bool> dyn;
+          for (const auto& d : vi.shape) dyn.push_back(!d.param.empty() || d.value < 0);
+          inputs[in] = std::move(dyn);
+        }
+    }
+    axis_dynamics_ = std::make_unique<AxisDynamics>(graph_, inputs);
+  }
+  return axis_dynamics_->axisMayVary(v, axis);
+}
 
 bool Context::trainingForm() const {
   switch (settings_.training) {

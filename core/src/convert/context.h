@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -14,6 +15,8 @@
 #include "oxport/options.h"
 
 namespace oxport::convert {
+
+class AxisDynamics;
 
 using ts::Node;
 using ts::Value;
@@ -40,6 +43,7 @@ struct Settings {
 class Context {
  public:
   Context(onnx_ir::Model& model, ts::Graph& graph, const Settings& settings);
+  ~Context();
 
   // ---- settings
   int opset() const { return settings_.opset; }
@@ -139,6 +143,10 @@ class Context {
   const ts::TensorMeta& meta(const Value* v) const { return v->meta; }
   int rank(const Value* v) const { return v->meta.rank(); }
   DType dtype(const Value* v) const { return v->meta.dtype; }
+  // Whether axis `axis` of tensor `v` may have another size when the file runs than in the
+  // example run: it follows a dynamic axis of a graph input, or a number read from the inputs'
+  // data (axis_dynamics.h; errs towards true). Asked after the graph inputs are bound.
+  bool axisMayVary(const Value* v, int64_t axis);
   // Normalizes a possibly negative dim against rank.
   int64_t normDim(int64_t dim, int rank) const { return dim < 0 ? dim + rank : dim; }
 
@@ -183,6 +191,7 @@ class Context {
   std::unordered_map<const Value*, std::vector<const Value*>> list_values_;
   std::unordered_map<const Value*, bool> sequences_;
   std::vector<Target> targets_;
+  std::unique_ptr<AxisDynamics> axis_dynamics_;  // made at the first axisMayVary
 };
 
 }  // namespace oxport::convert

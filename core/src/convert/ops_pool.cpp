@@ -269,11 +269,10 @@ ConvertFn avgPool(size_t nd) {
   };
 }
 
-// Whether a graph input has a dynamic axis: sizes seen in the example run may change.
-bool hasDynamicInputs(Context& ctx) {
-  for (const auto& in : ctx.model().graph.inputs)
-    for (const auto& d : in.shape)
-      if (!d.param.empty()) return true;
+// Whether any of the last `nd` axes of `v` may have another size when the file runs.
+bool pooledAxesMayVary(Context& ctx, const Value* v, size_t nd) {
+  for (size_t i = 1; i <= nd; ++i)
+    if (ctx.axisMayVary(v, -static_cast<int64_t>(i))) return true;
   return false;
 }
 
@@ -374,7 +373,8 @@ ConvertFn adaptivePool(size_t nd, bool is_max) {
     const DType dt = ctx.dtype(args.in("self", 0));
     if (global) {
       y = ctx.emit1(is_max ? "GlobalMaxPool" : "GlobalAveragePool", {x});
-    } else if (!is_max && nd <= 2 && (dt == DType::Float32 || dt == DType::Float64) && hasDynamicInputs(ctx)) {
+    } else if (!is_max && nd <= 2 && (dt == DType::Float32 || dt == DType::Float64) &&
+               pooledAxesMayVary(ctx, args.in("self", 0), nd)) {
       y = adaptiveAvgByMatrix(ctx, x, unbatched ? rank + 1 : rank, nd, out_size, dt);
     } else {
       std::vector<int64_t> kernel, in_size;
@@ -389,7 +389,7 @@ ConvertFn adaptivePool(size_t nd, bool is_max) {
       }
       // A kernel fixed at the example size is right only at that size: window by window when the
       // windows are uneven, or the sizes may change.
-      const bool dynamic = hasDynamicInputs(ctx);
+      const bool dynamic = pooledAxesMayVary(ctx, args.in("self", 0), nd);
       if (even && !dynamic) {
         y = ctx.emit1(is_max ? "MaxPool" : "AveragePool", {x},
                       {attrInts("kernel_shape", kernel), attrInts("strides", kernel)});
