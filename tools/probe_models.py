@@ -27,10 +27,12 @@ from probe_zoo_vision2 import VISION2  # noqa: E402
 from probe_zoo_gen3 import GEN3  # noqa: E402
 from probe_zoo_vision3 import VISION3  # noqa: E402
 from probe_zoo_nlp4 import NLP4  # noqa: E402
+from probe_zoo_quant5 import QUANT5  # noqa: E402
 
 MODELS = NLP_DET + VISION + OPS5 + SEQ2 + SPECTRAL + VISION2 + GEN3
 MODELS += VISION3
 MODELS += NLP4
+MODELS += QUANT5
 
 
 def save(model, mode, inputs, path):

@@ -73,6 +73,32 @@ def fused(per_channel=False, enabled=True):
     return m
 
 
+class ConvertedConvRelu(nn.Module):
+    """Eager int8 model as users convert it: QuantStub, Conv2d+ReLU, DeQuantStub."""
+
+    def __init__(self):
+        super().__init__()
+        self.quant, self.dequant = tq.QuantStub(), tq.DeQuantStub()
+        self.conv, self.relu = nn.Conv2d(3, 4, 3), nn.ReLU()
+
+    def forward(self, x):
+        return self.dequant(self.relu(self.conv(self.quant(x))))
+
+
+def converted(kind):
+    """A model after torch.ao.quantization.convert / quantize_dynamic (qnnpack: the engine this
+    libtorch has): its quantized::* ops take packed weights, refused as `quantized-model`."""
+    torch.backends.quantized.engine = "qnnpack"
+    if kind == "dynamic_linear":
+        return tq.quantize_dynamic(nn.Sequential(nn.Linear(4, 6), nn.ReLU()).eval(), {nn.Linear}, dtype=torch.qint8)
+    m = ConvertedConvRelu().eval()
+    m.qconfig = tq.get_default_qconfig("qnnpack")
+    tq.fuse_modules(m, [["conv", "relu"]], inplace=True)
+    tq.prepare(m, inplace=True)
+    m(torch.randn(2, 3, 6, 6))  # calibrate
+    return tq.convert(m)
+
+
 CASES = [
     case("fake_quant_per_tensor_uint8", lambda x: torch.fake_quantize_per_tensor_affine(x, 0.05, 100, 0, 255),
          [T(2, 3, 4)], opsets=(10, 11, 13, 17), dynamic={0: [0]}),
@@ -100,4 +126,8 @@ CASES = [
     case("fused_obs_fake_quant", fused(), [T(2, 4, 5, 5)], opsets=(10, 13)),
     case("fused_obs_fake_quant_per_channel", fused(per_channel=True), [T(4, 3, 5, 5)], opsets=(13,)),
     case("fused_obs_fake_quant_disabled", fused(enabled=False), [T(2, 4, 5, 5)], opsets=(11,)),
+    case("int8_converted_conv_refused", converted("conv"), [T(1, 3, 6, 6)], opsets=(11, 13),
+         expect="error:quantized-model"),
+    case("int8_dynamic_linear_refused", converted("dynamic_linear"), [T(2, 4)], opsets=(11, 13),
+         expect="error:quantized-model"),
 ]

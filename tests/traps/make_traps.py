@@ -75,6 +75,20 @@ class CleanConv(torch.nn.Module):
         return torch.flatten(torch.nn.functional.adaptive_avg_pool2d(self.conv(x), 1), 1)
 
 
+def qat_conv_bn(channels=8):
+    """A QAT ConvBnReLU2d without conv bias: its forward makes torch.zeros(out_channels) for the bias,
+    which tracing keeps as a constant of shape [8]; 8 is also the example height and width. A
+    channel count, not a size: no warning."""
+    import torch.ao.quantization as tq
+    m = torch.nn.intrinsic.qat.ConvBnReLU2d(3, channels, 3, padding=1, bias=False,
+                                             qconfig=tq.get_default_qat_qconfig("fbgemm"))
+    m.train()
+    m(torch.randn(2, 3, 8, 8))  # calibrate the observers
+    m.apply(tq.disable_observer)
+    m.apply(torch.nn.intrinsic.qat.freeze_bn_stats)
+    return m
+
+
 class HeadSizeEqualsSequence(torch.nn.Module):
     """BERT-style attention with head size 8, traced at sequence length 8: the constant 8 in
     view(b, n, heads, 8) is the head size (n already follows the sequence axis), and the head
@@ -177,6 +191,7 @@ MODELS = [
     ("cls_token_len", ClsTokenLen(), [3, 5, 4], [0], [0], "folded from the model's weights"),
     ("clean_cls_token_shape", ClsTokenShape(), [3, 5, 4], [0], [0], False),
     ("clean_hidden_equals_batch", HiddenEqualsBatch(), [64, 64], [0], [0], False),
+    ("clean_qat_conv_bn_channels_equal_size", qat_conv_bn(), [2, 3, 8, 8], [0, 2, 3], [0, 2, 3], False),
 ]
 
 

@@ -27,6 +27,12 @@ std::string domainOf(const std::string& kind) {
 
 bool isStructural(const std::string& kind) { return kind.rfind("prim::", 0) == 0; }
 
+// Ops that only a model converted to int8 records (convert / convert_fx / quantize_dynamic): they
+// take packed fbgemm/qnnpack weights (quantized::conv2d, linear_dynamic, aten::quantized_lstm ...).
+bool isConvertedQuantizedOp(const std::string& kind) {
+  return kind.rfind("quantized::", 0) == 0 || kind.rfind("aten::quantized_", 0) == 0;
+}
+
 // ATen ops whose result shares the input's memory.
 bool isViewOp(const std::string& kind) {
   static const std::set<std::string> views = {
@@ -222,7 +228,16 @@ Status convertNodes(Context& ctx, const std::vector<const ts::Node*>& nodes, std
     } else {
       int need = registry.minOpset(n->kind);
       const RefusedOp* refused = refusedOp(n->kind);
-      Diagnostic d = refused ? n->error("refused-op", n->kind + " is refused on purpose: " + refused->reason,
+      Diagnostic d = isConvertedQuantizedOp(n->kind)
+                         ? n->error("quantized-model",
+                                    n->kind + " is an op of a model converted to int8 (torch.ao.quantization.convert, "
+                                              "convert_fx or quantize_dynamic): its weights are packed fbgemm/qnnpack "
+                                              "objects, which oxport does not convert",
+                                    "export the model before convert: the quantization-aware model from prepare_qat / "
+                                    "prepare_qat_fx with model.apply(torch.ao.quantization.disable_observer); its fake "
+                                    "quantization becomes QuantizeLinear/DequantizeLinear pairs (for quantize_dynamic, "
+                                    "export the float model)")
+                     : refused ? n->error("refused-op", n->kind + " is refused on purpose: " + refused->reason,
                                         refused->action)
                      : need > opset
                          ? ctx.needsOpset(need, n->kind)
@@ -240,6 +255,7 @@ Status convertNodes(Context& ctx, const std::vector<const ts::Node*>& nodes, std
                          (mode == OperatorExportType::OnnxFallthrough || mode == OperatorExportType::OnnxAtenFallback) &&
                          s.error().code() != "internal" && s.error().code() != "dynamic-argument" &&
                          s.error().code() != "inplace-view-write" &&
+                         s.error().code() != "quantized-model" &&  // packed weights: no custom node could take them
                          s.error().code() != "complex-value";  // ONNX has no complex tensor to hand on  // a custom node would lose the write too
       if (fallback_ok) {
         // Any half-emitted nodes of the failed converter are dead and removed later.

@@ -12,6 +12,7 @@
 //   of a constant (weights) is computed at export time, as libtorch does; of a dynamic tensor it is
 //   refused ("opset-too-old", which ONNX_FALLTHROUGH keeps as a custom node).
 // Ranges of more than 256 levels are refused ("unsupported-form").
+#include <algorithm>
 #include <cmath>
 
 #include "convert/args.h"
@@ -115,6 +116,21 @@ Result<std::string> emitFakeQuant(Context& ctx, const Value* xv, const QParams& 
   // Constants below opset 13 per channel (and any constant below opset 10): computed now.
   if (xv->constant && xv->constant->isTensor() && ((per_channel && ctx.opset() < 13) || ctx.opset() < 10)) {
     OXPORT_ASSIGN(HostTensor folded, fakeQuantOnHost(ctx, xv->constant->tensor(), q));
+    // Per-channel weights at opsets 10-12: the numbers are exact, but the file holds no Q/DQ pair for
+    // them, which int8 runtimes (TensorRT, ONNX Runtime's QDQ fusion) need to quantize the layer.
+    // Said once per export.
+    const bool said = std::any_of(ctx.warnings().begin(), ctx.warnings().end(),
+                                  [](const Diagnostic& d) { return d.code == "per-channel-weights-folded"; });
+    if (per_channel && ctx.opset() >= 10 && !said) {
+      ctx.warn("per-channel-weights-folded",
+               "per-channel fake quantization of constants (QAT weights) is computed at export: opset " +
+                   std::to_string(ctx.opset()) +
+                   "'s QuantizeLinear has no axis, so the file holds the fake-quantized float weights without a "
+                   "DequantizeLinear (same numbers; said once for all such weights)",
+               "export with opset 13 to keep per-channel QuantizeLinear/DequantizeLinear on the weights, which "
+               "int8 runtimes (TensorRT, ONNX Runtime's QDQ fusion) need to run the layer in int8");
+      ctx.warnings().back().severity = Severity::Note;
+    }
     return ctx.constant(std::move(folded), "FakeQuantized", xv);
   }
   if (ctx.opset() < 10) return ctx.needsOpset(10, "fake quantization (QuantizeLinear/DequantizeLinear)");

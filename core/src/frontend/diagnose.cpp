@@ -74,6 +74,30 @@ std::vector<int64_t> constantInts(const ts::Value* v) {
   return out;
 }
 
+// Arguments that hold a layer's parameters (a conv's weight and bias, a norm's affine and running
+// statistics): their sizes are channel counts, fixed by the weights, whatever the input sizes. A
+// constant there that a module computes (a QAT ConvBn2d's torch.zeros(out_channels) bias, a
+// folded weight) is not a size tracing baked, even when a channel count equals a dynamic axis.
+bool isParameterArgument(const ts::Node& n, const ts::Value* in) {
+  static const std::map<std::string, std::vector<std::string>> kParams = {
+      {"aten::_convolution", {"weight", "bias"}},     {"aten::convolution", {"weight", "bias"}},
+      {"aten::conv1d", {"weight", "bias"}},           {"aten::conv2d", {"weight", "bias"}},
+      {"aten::conv3d", {"weight", "bias"}},           {"aten::conv_transpose1d", {"weight", "bias"}},
+      {"aten::conv_transpose2d", {"weight", "bias"}}, {"aten::conv_transpose3d", {"weight", "bias"}},
+      {"aten::linear", {"weight", "bias"}},           {"aten::layer_norm", {"weight", "bias"}},
+      {"aten::group_norm", {"weight", "bias"}},
+      {"aten::batch_norm", {"weight", "bias", "running_mean", "running_var"}},
+      {"aten::instance_norm", {"weight", "bias", "running_mean", "running_var"}},
+  };
+  auto it = kParams.find(n.kind);
+  if (it == kParams.end()) return false;
+  for (const auto& name : it->second) {
+    const int idx = n.argIndex(name);
+    if (idx >= 0 && idx < static_cast<int>(n.inputs.size()) && n.inputs[static_cast<size_t>(idx)] == in) return true;
+  }
+  return false;
+}
+
 // Arguments that ONNX takes as attributes, so a size of the inputs that reaches them cannot
 // follow a dynamic axis: a convolution's `groups` (StyleGAN's modulated convolution traced with
 // groups=b, its batch, over a weight computed from the inputs).
@@ -318,7 +342,7 @@ std::vector<Diagnostic> findBakedSizes(const ts::Graph& g, const std::vector<Dyn
     // folded arange ...) that meet the inputs.
     for (const ts::Value* in : n->inputs) {
       if (!in->constant || !in->constant->isTensor() || !in->param_name.empty()) continue;
-      if (reported_constants.count(in)) continue;
+      if (reported_constants.count(in) || isParameterArgument(*n, in)) continue;
       if (in->from_weights) {
         foldedWeightSize(*n, *in, by_size, out, reported_constants);
         continue;
