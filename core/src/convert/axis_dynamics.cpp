@@ -427,7 +427,9 @@ bool AxisDynamics::inferTensor(const Node& n, size_t out, Facts& f) const {
     for (int64_t a = 0, j = 0; a < r; ++a) ax[static_cast<size_t>(a)] = a == at ? false : S(x, j++);
     return true;
   }
-  if (k == "squeeze" && n.inputs.size() >= 2 && r == x->meta.rank() - 1) {
+  // One axis dropped: squeeze(x, dim), select(x, dim, index).
+  if ((k == "squeeze" || (k == "select" && n.inputs.size() >= 3)) && n.inputs.size() >= 2 &&
+      r == x->meta.rank() - 1) {
     auto d = constInt(n.inputs[1]);
     if (!d) return false;
     const int64_t at = *d < 0 ? *d + x->meta.rank() : *d;
@@ -476,14 +478,6 @@ bool AxisDynamics::inferTensor(const Node& n, size_t out, Facts& f) const {
       ax[static_cast<size_t>(j++)] = reduced[static_cast<size_t>(a)] ? false : S(x, a);
     }
     return j == r;
-  }
-  if (k == "select" && x->isTensor() && n.inputs.size() >= 3 && r == x->meta.rank() - 1) {
-    auto d = constInt(n.inputs[1]);
-    if (!d) return false;
-    const int64_t at = *d < 0 ? *d + x->meta.rank() : *d;
-    for (int64_t a = 0, j = 0; j < x->meta.rank(); ++j)
-      if (j != at) ax[static_cast<size_t>(a++)] = S(x, j);
-    return true;
   }
   if ((k == "slice" || k == "narrow") && n.inputs.size() >= 3 && r == x->meta.rank()) {
     auto d = constInt(n.inputs[1]);
