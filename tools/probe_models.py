@@ -27,10 +27,14 @@ from probe_zoo_vision2 import VISION2  # noqa: E402
 from probe_zoo_gen3 import GEN3  # noqa: E402
 from probe_zoo_vision3 import VISION3  # noqa: E402
 from probe_zoo_nlp4 import NLP4  # noqa: E402
+from probe_zoo_vision5 import VISION5  # noqa: E402
+from probe_zoo_vision5_b import VISION5_B  # noqa: E402
+from probe_zoo_vision5_seg import VISION5_SEG  # noqa: E402
 
 MODELS = NLP_DET + VISION + OPS5 + SEQ2 + SPECTRAL + VISION2 + GEN3
 MODELS += VISION3
 MODELS += NLP4
+MODELS += VISION5 + VISION5_B + VISION5_SEG
 
 
 def save(model, mode, inputs, path):
