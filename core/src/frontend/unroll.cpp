@@ -184,6 +184,8 @@ bool Frontend::unrollsRankLoop(jit::Node* n) const {
   if (run_.shadow_depth > 0 || !inlinedBlock(n->owningBlock())) return false;
   if (!run_.statics.count(n->input(0)) || !run_.statics.count(n->input(1))) return false;
   jit::Block* body = n->blocks()[0];
+  // A for loop (its condition the constant true) keeps its form: only while loops are taken.
+  if (body->outputs()[0]->node()->kind() == c10::prim::Constant) return false;
   return rankOnly(body->outputs()[0], body, run_.statics);
 }
 
