@@ -829,7 +829,7 @@ VISION5_B = [
     ("v5_sd_unet_block", lambda: Spec(SDUNetBlock(), ["2x4x8x8", np.array([981, 1]), "2x5x12"], ["x", "t", "context"],
                                      ["x:0=b,2=h,3=w", "t:0=b", "context:0=b,1=n"])),
     ("v5_stylegan2_up_blur", lambda: Spec(StyleGAN2Up(), ["2x8x6x6", "2x16", "2x1x12x12"], ["x", "style", "noise"],
-                                         ["x:0=b,2=h,3=w", "style:0=b", "noise:0=b,2=h2,3=w2"])),
+                                         ["x:2=h,3=w", "noise:2=h2,3=w2"])),  # groups=batch: the batch stays fixed
     ("v5_nerf_render", lambda: Spec(NeRF(), list(_rays()), ["rays_o", "rays_d"], ["rays_o:0=n", "rays_d:0=n"],
                                    modes=("trace",))),
     ("v5_lama_ffc", lambda: Spec(LaMaFFC(), ["1x8x12x16"], ["x"], IMG)),
