@@ -399,8 +399,12 @@ struct SizeRead {
   std::optional<int64_t> axis;
 };
 
-SizeRead directSizeRead(const std::string& text) {
+SizeRead directSizeRead(const std::string& raw) {
   static const std::regex read_re(R"(\.(?:shape\b(?:\s*\[\s*(-?\d+)\s*\])?|size\s*\(\s*(-?\d+)?\s*\)|numel\s*\(\s*\)))");
+  // len(x.shape) and len(x.size()) are ranks, fixed at export time like x.dim(): Stable Diffusion's
+  // `while len(emb_out.shape) < len(h.shape)` reads no size.
+  static const std::regex rank_re(R"(\blen\s*\(\s*[\w.\[\]]+\.(?:shape|size\s*\(\s*\))\s*\))");
+  const std::string text = std::regex_replace(raw, rank_re, "rank");
   std::smatch m;
   SizeRead r;
   if (!std::regex_search(text, m, read_re)) return r;
