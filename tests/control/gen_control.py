@@ -15,6 +15,7 @@ from script_patterns import (DataCheck, InterpPosEncoding, PerInstanceConv, PerL
                              SizesInRankLoop)
 from loop_modules import ShiftedWindowMask
 from reverse_modules import ReverseLoopList
+from rank_loops import RankWhileUnsqueeze
 
 
 class DataIf(torch.nn.Module):
@@ -726,6 +727,10 @@ PATTERN_CASES = [
      ["Loop"]),
     ("interp_pos_encoding", InterpPosEncoding, ["x"], [[T(1, 3, 24, 20)], [T(2, 3, 20, 28, seed=1)], [T(1, 3, 16, 16, seed=2)]],
      {"x": [0, 2, 3]}, [], ["If"]),
+    # while loops on ranks (rank_loops.py): unrolled at export time, no Loop left.
+    ("rank_while_unsqueeze", RankWhileUnsqueeze, ["h", "emb"], [[T(2, 3, 5, 4), T(2, 4, seed=1)],
+                                                               [T(3, 3, 2, 6, seed=2), T(3, 4, seed=3)]],
+     {"h": [0, 2, 3], "emb": [0]}, []),
 ]
 
 

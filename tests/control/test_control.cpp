@@ -501,3 +501,28 @@ TEST(ControlFlowState, ScriptedRaftSmall) {
   ASSERT_TRUE(report.ok()) << report.error().message();
   EXPECT_TRUE(report->passed) << report->toText();
 }
+
+// groups=n with n = inst.shape[0] (a per-instance conv, StyleGAN2's groups=batch): warned as baked
+// only when that axis is dynamic; with only the feature map's height and width dynamic, n is fixed
+// and the export is right at every size (the warning fired for any dynamic axis before).
+TEST(ControlFlowDiagnostics, ComputedGroupsWarnOnlyWhenTheirAxisIsDynamic) {
+  auto bakedOf = [](bool n_dynamic) {
+    auto model = Model::load(fs::path(OXPORT_CONTROL_DIR) / "per_instance_conv.pt");
+    EXPECT_TRUE(model.ok()) << model.error().message();
+    ExportOptions options;
+    options.args = {ArgValue::tensor(TensorSpec{{1, 3, 8, 8}, DType::Float32, FillKind::Randn, {}}),
+                    ArgValue::tensor(TensorSpec{{3, 6}, DType::Float32, FillKind::Randn, {}})};
+    options.input_names = {"feats", "inst"};
+    options.dynamic_axes["feats"] = DynamicAxisSpec{true, {{2, ""}, {3, ""}}};
+    if (n_dynamic) options.dynamic_axes["inst"] = DynamicAxisSpec{true, {{0, ""}}};
+    std::ostringstream sink;
+    auto r = model->exportOnnx(options, OutputTarget::toStream(sink));
+    EXPECT_TRUE(r.ok()) << r.error().message();
+    int baked = 0;
+    if (r.ok())
+      for (const auto& d : r->diagnostics) baked += d.code == "baked-dynamic-size";
+    return baked;
+  };
+  EXPECT_EQ(bakedOf(false), 0);
+  EXPECT_GE(bakedOf(true), 1);
+}

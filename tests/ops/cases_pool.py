@@ -136,3 +136,30 @@ CASES += [
     case("adaptive_avg_pool2d_behind_ops_batch", PoolBehindOps(), [T(2, 3, 12, 16)], opsets=(11, 17),
          dynamic={0: [0]}),
 ]
+
+
+class PoolOverOwnSize(nn.Module):
+    """BiSeNet's attention refinement: `F.avg_pool2d(feat, feat.size()[2:])`, a window as large as the
+    map, its sizes read when the graph runs (kernel_size was refused as a dynamic argument)."""
+
+    def __init__(self, is_max=False, nd=2):
+        super().__init__()
+        self.is_max = is_max
+        self.nd = nd
+
+    def forward(self, x):
+        if self.nd == 1:
+            return F.avg_pool1d(x, x.size()[2:]) * 2 + F.max_pool1d(x, [x.size(-1)])
+        if self.is_max:
+            return F.max_pool2d(x, x.size()[2:], stride=(x.size(2), x.size(3))) - x
+        return F.avg_pool2d(x, x.size()[2:]) * x
+
+
+# Both the traced form (a list of aten::size(x, d)) and the scripted one (a slice of aten::size(x)),
+# at the example size and at others of the dynamic axes: a global pool, not the example's window.
+CASES += [
+    case(f"pool_over_own_size_{kind}_{mode}", PoolOverOwnSize(kind == "max", 1 if kind == "1d" else 2),
+         [T(2, 3, 6, 7) if kind != "1d" else T(2, 3, 9)], script=(mode == "script"),
+         dynamic={0: [0, 2, 3]} if kind != "1d" else {0: [0, 2]})
+    for kind in ("avg", "max", "1d") for mode in ("trace", "script")
+]

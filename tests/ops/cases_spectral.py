@@ -110,3 +110,20 @@ CASES += [
     case("fft_rfftfreq_dynamic_n", Fn(lambda x: torch.fft.rfftfreq(x.shape[-1], 0.1) * x.mean()), [T(2, 8)],
          opsets=OPS, dynamic={0: [1]}),
 ]
+
+
+class FourierUnitShapeS(torch.nn.Module):
+    """LaMa's Fourier unit: `irfftn(ffted, s=x.shape[-2:])`. Scripted, s is a slice of aten::size(x),
+    which was refused as a list of unknown elements ('unsupported-list') even at fixed sizes."""
+
+    def forward(self, x):
+        f = torch.fft.rfftn(x, dim=(-2, -1), norm="ortho")
+        f = torch.complex(f.real * 2.0, f.imag - 0.5)
+        return torch.fft.irfftn(f, s=x.shape[-2:], dim=(-2, -1), norm="ortho")
+
+
+CASES += [
+    case(f"fft_irfftn_s_from_shape_{mode}", FourierUnitShapeS(), [T(2, 3, 6, 5)], opsets=OPS,
+         script=(mode == "script"))
+    for mode in ("trace", "script")
+]

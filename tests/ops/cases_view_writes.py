@@ -289,3 +289,26 @@ CASES = [
     case("view_write_as_strided_refused", WriteThroughAsStrided(), [T(3, 4)], opsets=(11,),
          expect="error:inplace-view-write"),
 ]
+
+
+class InplaceCompareKeepsDtype(torch.nn.Module):
+    """YOLACT's `masks.gt_(0.5)`: an in-place comparison keeps the tensor's float dtype (0./1.), where
+    the out-of-place op makes bool; on a whole tensor, on a slice of one, and a logical op on ints.
+    (TorchScript's RemoveTensorMutation rewrote gt_ to gt: a bool output, 'dtype mismatch'.)"""
+
+    def forward(self, x):
+        m = x * 2
+        m.gt_(0.5)
+        y = x.clone()
+        y[:, 1:].le_(0.0)
+        k = (x > 0.5).long() * 3  # not (x * 10).long(): ONNX Runtime fuses Cast(float->int64) + Cast(->bool)
+        k.logical_and_(x < 1.0)
+        return m, y, k
+
+
+CASES += [
+    case("view_write_inplace_compare_dtype", InplaceCompareKeepsDtype(), [T(3, 4)], opsets=(9, 11, 17),
+         dynamic={0: [0, 1]}),
+    case("view_write_inplace_compare_dtype_scripted", InplaceCompareKeepsDtype(), [T(3, 4)], script=True,
+         opsets=(11, 17), dynamic={0: [0, 1]}),
+]

@@ -144,3 +144,16 @@ TEST(SizeBranches, WarnsOnlyForDynamicAxesAndFindsTheFileBesideTheModel) {
   EXPECT_TRUE(findSizeBranches({{"/nowhere/gone.py", 7, "forward", ""}}, batch, dir).empty());
   fs::remove_all(dir);
 }
+
+// len(x.shape) is the rank (Stable Diffusion's `while len(emb_out.shape) < len(h.shape)`): no size read.
+TEST(SizeBranches, LenOfShapeIsARankNotASize) {
+  const char* src = R"(class ResBlock:
+    def forward(self, h, emb_out):
+        while len(emb_out.shape) < len(h.shape):   # 3
+            emb_out = emb_out[..., None]
+        if len(h.size()) == 4 and h.shape[1] > 2:  # 5: also reads a size
+            h = h * 2
+        return h + emb_out
+)";
+  EXPECT_EQ(branchLines(src, 4, "forward"), (std::vector<int>{5}));
+}

@@ -101,10 +101,82 @@ Result<Window> windowArgs(Context& ctx, const Args& args, size_t nd) {
   return w;
 }
 
+// The int behind NumToTensor/Int round trips (a trace records `x.size(2)` passed on as an int so).
+const Value* throughIntCasts(const Value* v) {
+  while (v->producer && (v->producer->kind == "prim::NumToTensor" || v->producer->kind == "aten::Int" ||
+                         v->producer->kind == "aten::IntImplicit" || v->producer->kind == "aten::ScalarImplicit") &&
+         !v->producer->inputs.empty())
+    v = v->producer->inputs[0];
+  return v;
+}
+
+// Is `list` self's own last nd sizes, read when the graph runs: BiSeNet's
+// `F.avg_pool2d(feat, feat.size()[2:])` (traced: a ListConstruct of aten::size(feat, d); scripted:
+// aten::slice of aten::size(feat)). Such a window covers the whole map at every size.
+bool isOwnSpatialSizes(Context& ctx, const Value* list, const Value* self, size_t nd) {
+  const int64_t rank = ctx.rank(self);
+  if (rank < static_cast<int64_t>(nd)) return false;
+  const Node* p = list->producer;
+  if (!p) return false;
+  if (p->kind == "aten::slice" && p->inputs.size() == 4) {  // slice.t(l, start, end, step)
+    const Node* sz = p->inputs[0]->producer;
+    if (!sz || sz->kind != "aten::size" || sz->inputs.size() != 1 || sz->inputs[0] != self) return false;
+    const auto start = ctx.maybeInt(p->inputs[1]), step = ctx.maybeInt(p->inputs[3]);
+    const auto end = ctx.maybeInt(p->inputs[2]);
+    if (!start || !step || *step != 1) return false;
+    const int64_t b = *start < 0 ? *start + rank : *start;
+    const int64_t e = ctx.isNone(p->inputs[2]) ? rank : (end ? (*end < 0 ? *end + rank : std::min(*end, rank)) : -1);
+    return b == rank - static_cast<int64_t>(nd) && e == rank;
+  }
+  if (p->kind != "prim::ListConstruct" || p->inputs.size() != nd) return false;
+  for (size_t i = 0; i < nd; ++i) {
+    const Node* sz = throughIntCasts(p->inputs[i])->producer;
+    if (!sz || sz->kind != "aten::size" || sz->inputs.size() != 2 || sz->inputs[0] != self) return false;
+    const auto d = ctx.maybeInt(sz->inputs[1]);
+    if (!d || (*d < 0 ? *d + rank : *d) != rank - static_cast<int64_t>(nd) + static_cast<int64_t>(i)) return false;
+  }
+  return true;
+}
+
+// avg/max pooling whose kernel is the input's own spatial sizes read at run time, stride the kernel
+// (or left out) and no padding: one window over the whole map at every size, a global pool.
+// Returns false (nothing emitted) for any other window.
+Result<bool> globalWindowPool(Context& ctx, const Node& n, const Args& args, size_t nd, bool is_max) {
+  const Value* self = args.in("self", 0);
+  const Value* kernel = args.in("kernel_size", 1);
+  if (kernel->isConstant() || !isOwnSpatialSizes(ctx, kernel, self, nd)) return false;
+  const Value* stride = args.in("stride", 2);
+  if (stride != kernel) {
+    auto s = ctx.constInts(stride);
+    if (!(s.ok() && s.value().empty()) && !isOwnSpatialSizes(ctx, stride, self, nd)) return false;
+  }
+  auto pad = ctx.constInts(args.in("padding", 3));
+  if (!pad.ok()) return false;
+  for (auto p : pad.value())
+    if (p != 0) return false;
+  if (is_max) {
+    auto dil = ctx.constInts(args.in("dilation", 4));
+    if (!dil.ok()) return false;
+  } else if (args.has("divisor_override", 6)) {
+    return false;
+  }
+  OXPORT_ASSIGN(std::string x, ctx.tensor(self));
+  const bool unbatched = static_cast<size_t>(ctx.rank(self)) == nd + 1;
+  if (unbatched) x = ctx.unsqueeze(x, {0});
+  std::string y = ctx.emit1(is_max ? "GlobalMaxPool" : "GlobalAveragePool", {x});
+  if (unbatched) y = ctx.squeeze(y, {0});
+  ctx.bind(n.output(0), y);
+  return true;
+}
+
 // max_poolNd(input, kernel_size, stride, padding, dilation, ceil_mode)
 ConvertFn maxPool(size_t nd, bool with_indices) {
   return [nd, with_indices](Context& ctx, const Node& n) -> Status {
     const Args args(ctx, n);
+    if (!with_indices) {
+      OXPORT_ASSIGN(bool global, globalWindowPool(ctx, n, args, nd, true));
+      if (global) return okStatus();
+    }
     OXPORT_ASSIGN(Window w, windowArgs(ctx, args, nd));
     std::vector<int64_t>&kernel = w.kernel, &stride = w.stride, &padding = w.padding;
     OXPORT_ASSIGN(auto dilation, ctx.constInts(args.in("dilation", 4)));
@@ -195,6 +267,8 @@ ConvertFn maxPool(size_t nd, bool with_indices) {
 ConvertFn avgPool(size_t nd) {
   return [nd](Context& ctx, const Node& n) -> Status {
     const Args args(ctx, n);
+    OXPORT_ASSIGN(bool global, globalWindowPool(ctx, n, args, nd, false));
+    if (global) return okStatus();
     OXPORT_ASSIGN(Window w, windowArgs(ctx, args, nd));
     std::vector<int64_t>&kernel = w.kernel, &stride = w.stride, &padding = w.padding;
     OXPORT_ASSIGN(bool ceil, ctx.constBool(args.in("ceil_mode", 4)));

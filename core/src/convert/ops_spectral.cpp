@@ -7,6 +7,8 @@
 // after the center pad (ONNX STFT from opset 17). Complex results are (real, imag) pairs (complex_pair.h). The sizes along
 // transformed axes are baked into the matrices, as the DFT length is. From opset 17 the complex-valued
 // transforms are ONNX DFT nodes; a complex-to-real one (irfft) stays a product, which DFT cannot say.
+#include <algorithm>
+#include <optional>
 #include <cmath>
 #include <vector>
 
@@ -136,6 +138,31 @@ Result<int64_t> dftLength(Context& ctx, const Value* v) {
 
 Result<std::vector<int64_t>> dftLengths(Context& ctx, const Value* v) {
   if (v->constant) return ctx.constInts(v);
+  // Scripted `s=x.shape[-2:]` (LaMa's Fourier unit): a slice of aten::size(t), t's sizes there,
+  // baked like any length computed from the input's sizes.
+  const Node* p = v->producer;
+  if (p && p->kind == "aten::slice" && p->inputs.size() == 4 && p->inputs[0]->producer &&
+      p->inputs[0]->producer->kind == "aten::size" && p->inputs[0]->producer->inputs.size() == 1) {
+    const std::vector<int64_t>& shape = ctx.meta(p->inputs[0]->producer->inputs[0]).shape;
+    const int64_t rank = static_cast<int64_t>(shape.size());
+    auto norm = [&](const Value* e, int64_t none) -> std::optional<int64_t> {
+      if (ctx.isNone(e)) return none;
+      auto i = ctx.maybeInt(e);
+      if (!i) return std::nullopt;
+      return std::clamp(*i < 0 ? *i + rank : *i, int64_t(0), rank);
+    };
+    const auto b = norm(p->inputs[1], 0), e = norm(p->inputs[2], rank);
+    const auto step = ctx.maybeInt(p->inputs[3]);
+    if (b && e && step && *step == 1) {
+      std::vector<int64_t> out(shape.begin() + *b, shape.begin() + std::max(*b, *e));
+      std::string shown;
+      for (auto k : out) shown += (shown.empty() ? "" : ", ") + std::to_string(k);
+      ctx.warn("baked-dynamic-size",
+               "DFT lengths read from the input's sizes are baked as [" + shown + "] (the DFT matrices are of that size)",
+               "export at the sizes you run, or compute the lengths from constants");
+      return out;
+    }
+  }
   OXPORT_ASSIGN(auto elems, ctx.listElements(v));
   std::vector<int64_t> out;
   for (const Value* e : elems) {

@@ -20,7 +20,7 @@ std::vector<DynamicSize> dynamicSizes(const ts::Graph& g, const std::vector<std:
     for (const auto& [axis, label] : it->second.axes) {
       if (axis < 0 || axis >= static_cast<int64_t>(shape.size())) continue;
       out.push_back({input_names[i], axis, shape[static_cast<size_t>(axis)],
-                     label.empty() ? input_names[i] + "_dynamic_axes_" + std::to_string(axis + 1) : label});
+                     label.empty() ? input_names[i] + "_dynamic_axes_" + std::to_string(axis + 1) : label, i});
     }
   }
   return out;
@@ -189,6 +189,49 @@ bool fromUserInputs(const ts::Value* v, std::set<const ts::Value*>& seen) {
   return false;
 }
 
+// Whether number `v` may read the size of a dynamic axis: a size of a graph input is read at its
+// axis (`batch, c, h, w = input.shape`, `x.size(0)`), and counts only when that axis is dynamic
+// (StyleGAN2's groups=batch with only height and width dynamic is fixed); a size of any other
+// tensor, or an input used otherwise, may follow one.
+bool readsDynamicSize(const ts::Graph& g, const ts::Value* v, const std::vector<DynamicSize>& sizes,
+                      std::set<const ts::Value*>& seen) {
+  if (v->constant || !seen.insert(v).second) return false;
+  auto inputIndex = [&](const ts::Value* t) -> std::optional<size_t> {
+    for (size_t i = 0; i < g.inputs.size(); ++i)
+      if (g.inputs[i] == t) return i;
+    return std::nullopt;
+  };
+  auto dynamicAt = [&](size_t input, int64_t axis, int64_t rank) {
+    if (axis < 0) axis += rank;
+    for (const auto& d : sizes)
+      if (d.index == input && d.axis == axis) return true;
+    return false;
+  };
+  const ts::Node* p = v->producer;
+  if (!p) return v->param_name.empty();
+  if (p->kind == "prim::ListUnpack" && p->inputs.size() == 1 && p->inputs[0]->producer &&
+      p->inputs[0]->producer->kind == "aten::size" && p->inputs[0]->producer->inputs.size() == 1) {
+    const ts::Value* t = p->inputs[0]->producer->inputs[0];
+    if (auto i = inputIndex(t)) return dynamicAt(*i, v->offset, t->meta.rank());
+    return true;
+  }
+  if (p->kind == "aten::__getitem__" && p->inputs.size() == 2 && p->inputs[0]->producer &&
+      p->inputs[0]->producer->kind == "aten::size" && p->inputs[0]->producer->inputs.size() == 1 &&
+      p->inputs[1]->constant && p->inputs[1]->constant->isInt()) {  // scripted x.shape[0]
+    const ts::Value* t = p->inputs[0]->producer->inputs[0];
+    if (auto i = inputIndex(t)) return dynamicAt(*i, p->inputs[1]->constant->toInt(), t->meta.rank());
+    return true;
+  }
+  if (p->kind == "aten::size" && p->inputs.size() == 2 && p->inputs[1]->constant && p->inputs[1]->constant->isInt()) {
+    if (auto i = inputIndex(p->inputs[0])) return dynamicAt(*i, p->inputs[1]->constant->toInt(), p->inputs[0]->meta.rank());
+    return true;
+  }
+  if (p->kind == "aten::size") return true;
+  for (const ts::Value* in : p->inputs)
+    if (readsDynamicSize(g, in, sizes, seen)) return true;
+  return false;
+}
+
 // A scripted graph: a number computed from the inputs' sizes that reaches an argument ONNX takes as
 // an attribute (groups=n, n = inst.shape[0]: the converter writes its example value). With dynamic
 // axes, other sizes would need another value.
@@ -202,6 +245,8 @@ void findComputedAttributes(const ts::Graph& g, const std::vector<DynamicSize>& 
     const ts::Value* a = n->inputs[static_cast<size_t>(idx)];
     std::set<const ts::Value*> seen;
     if (a->constant || !a->example || !a->example->isInt() || !fromUserInputs(a, seen)) continue;
+    std::set<const ts::Value*> seen_sizes;
+    if (!readsDynamicSize(g, a, sizes, seen_sizes)) continue;
     const std::string v = std::to_string(a->example->toInt());
     out.push_back(n->warning("baked-dynamic-size",
                              "argument '" + attr + "' of " + n->kind + " is computed from the inputs' sizes (" + v +
@@ -423,8 +468,12 @@ struct SizeRead {
   std::optional<int64_t> axis;
 };
 
-SizeRead directSizeRead(const std::string& text) {
+SizeRead directSizeRead(const std::string& raw) {
   static const std::regex read_re(R"(\.(?:shape\b(?:\s*\[\s*(-?\d+)\s*\])?|size\s*\(\s*(-?\d+)?\s*\)|numel\s*\(\s*\)))");
+  // len(x.shape) and len(x.size()) are ranks, fixed at export time like x.dim(): Stable Diffusion's
+  // `while len(emb_out.shape) < len(h.shape)` reads no size.
+  static const std::regex rank_re(R"(\blen\s*\(\s*[\w.\[\]]+\.(?:shape|size\s*\(\s*\))\s*\))");
+  const std::string text = std::regex_replace(raw, rank_re, "rank");
   std::smatch m;
   SizeRead r;
   if (!std::regex_search(text, m, read_re)) return r;

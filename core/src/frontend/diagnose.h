@@ -18,6 +18,7 @@ struct DynamicSize {
   int64_t axis = 0;
   int64_t size = 0;
   std::string label;  // the dim_param name
+  size_t index = 0;   // position among the graph's inputs
 };
 
 std::vector<DynamicSize> dynamicSizes(const ts::Graph& g, const std::vector<std::string>& input_names,

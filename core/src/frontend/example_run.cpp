@@ -418,6 +418,7 @@ Status Frontend::runIf(jit::Node* n) {
 // all static is folded; otherwise it becomes an ONNX Loop.
 Status Frontend::runLoop(jit::Node* n) {
   if (unrollsStaticLoop(n)) return unrollStaticLoop(n);
+  if (unrollsRankLoop(n)) return unrollRankLoop(n);
   jit::Block* body = n->blocks()[0];
   bool all_static = true;
   for (auto* in : n->inputs()) all_static = all_static && run_.statics.count(in);

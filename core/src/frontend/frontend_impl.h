@@ -121,6 +121,8 @@ class Frontend {
   bool inlinedBlock(const jit::Block* b) const;
   bool unrollsStaticLoop(jit::Node* n) const;
   Status unrollStaticLoop(jit::Node* n);
+  bool unrollsRankLoop(jit::Node* n) const;
+  Status unrollRankLoop(jit::Node* n);
   Result<bool> appendAsNewList(jit::Node* n);
   Result<bool> forwardsElement(jit::Node* n);
   void warnUnrolled(const jit::Node* n, const std::string& what);

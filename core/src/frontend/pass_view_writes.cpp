@@ -76,7 +76,20 @@ jit::Value* insert(jit::Graph& g, const char* op, std::vector<jit::NamedValue> a
   return g.insert(Symbol::fromQualString(op), args);
 }
 
-// The out-of-place form of in-place `n` applied to `target` (the view), or nullptr.
+// In-place ops whose out-of-place form makes another dtype: `masks.gt_(0.5)` (YOLACT) keeps masks'
+// float dtype, gt makes bool. TorchScript's RemoveTensorMutation rewrites them to the out-of-place
+// op as it is (torch 1.13), so this pass takes them even on a whole tensor (functionalForm casts).
+bool changesDtype(const jit::Node* n) {
+  static const std::unordered_set<std::string> kinds = {
+      "aten::eq_", "aten::ne_", "aten::lt_", "aten::gt_", "aten::le_", "aten::ge_", "aten::greater_",
+      "aten::less_", "aten::greater_equal_", "aten::less_equal_", "aten::not_equal_", "aten::logical_and_",
+      "aten::logical_or_", "aten::logical_xor_", "aten::logical_not_"};
+  return kinds.count(n->kind().toQualString()) > 0;
+}
+
+// The out-of-place form of in-place `n` applied to `target` (the view), or nullptr. An in-place op
+// keeps its target's dtype: the out-of-place result is cast back to it (type_as, nothing when the
+// dtypes agree), which comparisons and promotions (half.add_(float)) need.
 jit::Value* functionalForm(jit::Graph& g, jit::Node* n, jit::Value* target) {
   const std::string k = n->kind().toQualString();
   if (k == "aten::copy_") {
@@ -100,7 +113,7 @@ jit::Value* functionalForm(jit::Graph& g, jit::Node* n, jit::Value* target) {
   f->setSourceRange(n->sourceRange());
   if (n->scope()) f->setScope(n->scope());
   g.insertNode(f);
-  return f->output();
+  return insert(g, "aten::type_as", {f->output(), target});
 }
 
 // `updated` is the new value of view node `v`'s output: the new value of its input.
@@ -321,7 +334,7 @@ bool rewrite(jit::Graph& g, jit::Node* n, Carried& carried, WriteWarnings& warni
   if (!carriable(n->owningBlock(), home)) return false;
   // A write into a whole tensor of this block, with no view of it read afterwards, is left to
   // TorchScript's RemoveTensorMutation.
-  if (chain.empty() && home == n->owningBlock() && !aliasReadAfter(base, n)) return false;
+  if (chain.empty() && home == n->owningBlock() && !aliasReadAfter(base, n) && !changesDtype(n)) return false;
 
   // Does the call read the tensor other than through this write (a later call would see the write)?
   bool read_elsewhere = false;

@@ -141,6 +141,88 @@ static bool readsNestedList(const jit::Block* b) {
 // or lists (readsNestedList). Counts that are constants before the run were unrolled by the pass
 // (unrollListBuildingLoops); this is the same unrolling (unrollFixedLoop), each copy run as it is
 // made.
+// Is `v`, in loop body `body`, computed from tensors' ranks and static numbers only: the condition
+// of Stable Diffusion's `while len(emb_out.shape) < len(h.shape): emb_out = emb_out[..., None]`.
+// Ranks are known at export time, so such a loop runs a count the export knows, while the tensor it
+// carries changes rank each time, which no ONNX Loop can carry.
+static bool rankOnly(const jit::Value* v, const jit::Block* body, const std::unordered_set<jit::Value*>& statics,
+                     int depth = 0) {
+  if (depth > 32) return false;
+  const jit::Node* p = v->node();
+  if (p->kind() == c10::prim::Constant) return true;
+  bool inside = false;  // made in the body or in a block nested in it
+  for (const jit::Block* b = p->owningBlock(); b && !inside; b = b->owningNode() ? b->owningNode()->owningBlock() : nullptr)
+    inside = b == body;
+  if (!inside || p->kind() == c10::prim::Param)
+    return p->kind() != c10::prim::Param && statics.count(const_cast<jit::Value*>(v));
+  if (p->kind() == c10::prim::If) {  // `a and b` scripted: an If on a, b in one branch
+    if (!rankOnly(p->input(0), body, statics, depth + 1)) return false;
+    for (const jit::Block* b : p->blocks())
+      if (!rankOnly(b->outputs()[v->offset()], body, statics, depth + 1)) return false;
+    return true;
+  }
+  const std::string k = p->kind().toQualString();
+  if (k == "aten::dim") return true;
+  if (k == "aten::len" && p->inputs().size() == 1) {
+    const jit::Node* sz = p->input(0)->node();
+    return sz->kind() == c10::aten::size && sz->inputs().size() == 1;
+  }
+  static const std::unordered_set<std::string> arith = {
+      "aten::lt", "aten::gt", "aten::le", "aten::ge", "aten::eq", "aten::ne", "aten::add", "aten::sub",
+      "aten::__not__", "aten::__and__", "aten::__or__"};
+  if (!arith.count(k) || p->outputs().size() != 1) return false;
+  for (const jit::Value* in : p->inputs())
+    if (!in->type()->cast<c10::IntType>() && !in->type()->cast<c10::BoolType>()) return false;
+  for (const jit::Value* in : p->inputs())
+    if (!rankOnly(in, body, statics, depth + 1)) return false;
+  return true;
+}
+
+// A while loop of forward's straight-line code whose condition starts static and is computed from
+// ranks (rankOnly): unrolled copy by copy until the condition is false (unrollRankLoop).
+bool Frontend::unrollsRankLoop(jit::Node* n) const {
+  if (run_.shadow_depth > 0 || !inlinedBlock(n->owningBlock())) return false;
+  if (!run_.statics.count(n->input(0)) || !run_.statics.count(n->input(1))) return false;
+  jit::Block* body = n->blocks()[0];
+  // A for loop (its condition the constant true) keeps its form: only while loops are taken.
+  if (body->outputs()[0]->node()->kind() == c10::prim::Constant) return false;
+  return rankOnly(body->outputs()[0], body, run_.statics);
+}
+
+Status Frontend::unrollRankLoop(jit::Node* n) {
+  jit::Block* body = n->blocks()[0];
+  const int64_t max_trip = run_.env.at(n->input(0)).toInt();
+  std::vector<jit::Value*> carried(n->inputs().begin() + 2, n->inputs().end());
+  bool cond = run_.env.at(n->input(1)).toBool();
+  for (int64_t i = 0; i < max_trip && cond; ++i) {
+    if (i >= kMaxUnrolledTrips)
+      return nodeError(n, "unsupported-form", "a while loop on tensors' ranks ran more than " +
+                                           std::to_string(kMaxUnrolledTrips) + " times on the example inputs");
+    jit::Node* before = n->prev();
+    std::vector<jit::Value*> ins;
+    {
+      jit::WithInsertPoint guard(n);
+      ins.push_back(graph_->insertConstant(i));
+    }
+    ins.insert(ins.end(), carried.begin(), carried.end());
+    std::vector<jit::Value*> outs = copyBlockBefore(body, n, ins);
+    jit::Node* hold = graph_->create(c10::prim::TupleConstruct, outs);  // see unrollFixedLoop
+    hold->insertAfter(n);
+    Status st = okStatus();
+    for (jit::Node* c = before->next(); c != n && st.ok(); c = c->next()) st = step(c);
+    outs.assign(hold->inputs().begin(), hold->inputs().end());
+    hold->destroy();
+    OXPORT_TRY(st);
+    if (!run_.statics.count(outs[0]))
+      return nodeError(n, "unsupported-form", "a while loop's condition on tensors' ranks was not known at export time");
+    cond = run_.env.at(outs[0]).toBool();
+    carried.assign(outs.begin() + 1, outs.end());
+  }
+  for (size_t k = 0; k < n->outputs().size(); ++k) n->outputs()[k]->replaceAllUsesWith(carried[k]);
+  run_.unrolled_loops.push_back(n);
+  return okStatus();
+}
+
 bool Frontend::unrollsStaticLoop(jit::Node* n) const {
   if (run_.shadow_depth > 0 || !inlinedBlock(n->owningBlock())) return false;
   if (!run_.statics.count(n->input(0)) || !run_.statics.count(n->input(1))) return false;
