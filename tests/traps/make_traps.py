@@ -171,6 +171,36 @@ class HiddenEqualsBatch(torch.nn.Module):
         return self.fc(x).reshape(-1, 2, 64)
 
 
+class RecordedSizeTensor(torch.nn.Module):
+    """RT-DETR's normalisation by the image size: torch.tensor of sizes is recorded by tracing as a
+    constant holding the example's width and height."""
+
+    def forward(self, x):
+        h, w = x.shape[-2:]
+        scale = torch.tensor([w, h], dtype=x.dtype)
+        return x.flatten(2).mean(-1)[:, :2] * scale
+
+
+class RecordedShapeTable(torch.nn.Module):
+    """Deformable attention's spatial_shapes: torch.as_tensor of the levels' sizes, and the offset
+    normalizer stacked from it (w, h per level); the tracer records the table's values."""
+
+    def forward(self, x):
+        y = torch.nn.functional.avg_pool2d(x, 2)
+        shapes = torch.as_tensor([x.shape[-2:], y.shape[-2:]], dtype=torch.long)
+        normalizer = torch.stack([shapes[..., 1], shapes[..., 0]], -1)
+        offsets = torch.stack([x.mean((1, 2, 3)), y.mean((1, 2, 3))], -1)  # [b, 2 levels]
+        return offsets[:, :, None] / normalizer[None]
+
+
+class LiteralScales(torch.nn.Module):
+    """Constants written as numbers in the source line (2.0 and 4.0 next to a batch of 2 and a
+    size of 4): literals, not baked sizes."""
+
+    def forward(self, x):
+        return x * torch.tensor([0.5, 2.0, 4.0]).view(1, 3, 1, 1)
+
+
 MODELS = [
     # name, module, example shape, dynamic input axes, dynamic output axes, trap? (True, or what a
     # baked-dynamic-size warning must name)
@@ -191,6 +221,11 @@ MODELS = [
     ("cls_token_len", ClsTokenLen(), [3, 5, 4], [0], [0], "folded from the model's weights"),
     ("clean_cls_token_shape", ClsTokenShape(), [3, 5, 4], [0], [0], False),
     ("clean_hidden_equals_batch", HiddenEqualsBatch(), [64, 64], [0], [0], False),
+    # tracing records the values of torch.tensor / as_tensor of sizes: the traced model holds the
+    # same constant, so verification cannot see these (verify_confirms False below)
+    ("recorded_size_tensor", RecordedSizeTensor(), [2, 3, 8, 12], [0, 2, 3], [0], "recorded by tracing as a constant"),
+    ("recorded_shape_table", RecordedShapeTable(), [2, 3, 8, 6], [0, 2, 3], [0], "holds 6"),
+    ("clean_literal_scales", LiteralScales(), [2, 3, 4, 4], [0, 2, 3], [0, 2, 3], False),
     ("clean_qat_conv_bn_channels_equal_size", qat_conv_bn(), [2, 3, 8, 8], [0, 2, 3], [0, 2, 3], False),
 ]
 
@@ -211,7 +246,8 @@ def main():
             traced = torch.jit.trace(module.eval(), torch.randn(shape))
         traced.save(os.path.join(out, name + ".pt"))
         manifest.append({"name": name, "shape": shape, "input_axes": in_axes, "output_axes": out_axes,
-                         "trap": bool(trap), "warns_about": trap if isinstance(trap, str) else ""})
+                         "trap": bool(trap), "warns_about": trap if isinstance(trap, str) else "",
+                         "verify_confirms": not name.startswith("recorded_")})
     with open(os.path.join(out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)
 

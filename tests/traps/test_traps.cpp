@@ -21,6 +21,9 @@ struct TrapCase {
   std::vector<int64_t> shape, input_axes, output_axes;
   bool trap = false;
   std::string warns_about;  // what one of the baked-dynamic-size warnings must name ("'groups'")
+  // Whether verification at other sizes fails too: not for a constant the traced reference holds
+  // as well (torch.tensor([w, h]) recorded with the example's values), which only the warning names.
+  bool verify_confirms = true;
 };
 
 void PrintTo(const TrapCase& c, std::ostream* os) { *os << c.name; }
@@ -37,6 +40,7 @@ std::vector<TrapCase> loadManifest() {
     c.output_axes = j["output_axes"].get<std::vector<int64_t>>();
     c.trap = j["trap"];
     c.warns_about = j.value("warns_about", "");
+    c.verify_confirms = j.value("verify_confirms", true);
     out.push_back(c);
   }
   return out;
@@ -80,7 +84,10 @@ TEST_P(TrapTest, WarnedAndConfirmedOrClean) {
       for (const auto& d : baked) named = named || d.message.find(c.warns_about) != std::string::npos;
       EXPECT_TRUE(named) << "no baked-dynamic-size warning names " << c.warns_about;
     }
-    EXPECT_FALSE(report->passed) << "verification at other sizes should confirm the trap\n" << report->toText();
+    if (c.verify_confirms)
+      EXPECT_FALSE(report->passed) << "verification at other sizes should confirm the trap\n" << report->toText();
+    else
+      EXPECT_TRUE(report->passed) << "the traced reference holds the same constant\n" << report->toText();
   } else {
     for (const auto& d : baked) ADD_FAILURE() << "unexpected warning: " << d.toString();
     for (const auto& d : r->diagnostics)

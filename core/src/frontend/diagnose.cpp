@@ -1,6 +1,7 @@
 #include "frontend/diagnose.h"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -282,15 +283,54 @@ class SourceFiles {
 // (a head size of 64) next to a batch of 64. Tracing records such a literal and a size it baked
 // (`int(x.shape[0])`, `len(x)`) the same way, as a constant; the source line tells them apart.
 // Unreadable source, or a line that also reads a size: false (the warning stays).
-bool literalInSource(const ts::Node& n, int64_t v, SourceFiles& sources) {
-  if (!n.location.known() || n.location.line <= 0) return false;
-  const std::vector<std::string>* lines = sources.lines(n.location.file);
-  if (!lines || n.location.line > static_cast<int>(lines->size())) return false;
-  const std::string& text = (*lines)[static_cast<size_t>(n.location.line - 1)];
+bool literalInSource(const SourceLocation& at, int64_t v, SourceFiles& sources) {
+  if (!at.known()) return false;
+  const std::vector<std::string>* lines = sources.lines(at.file);
+  if (!lines || at.line > static_cast<int>(lines->size())) return false;
+  const std::string& text = (*lines)[static_cast<size_t>(at.line - 1)];
   static const std::regex reads_size(R"(\.shape\b|\.size\s*\(|\blen\s*\(|\.numel\s*\(|\.dim\s*\()");
   if (std::regex_search(text, reads_size)) return false;
-  const std::regex literal("(^|[^\\w.])" + std::to_string(v) + "([^\\w.]|$)");
+  // 64, or as a float: 64., 64.0
+  const std::regex literal("(^|[^\\w.])" + std::to_string(v) + "(\\.0*)?([^\\w.]|$)");
   return std::regex_search(text, literal);
+}
+bool literalInSource(const ts::Node& n, int64_t v, SourceFiles& sources) {
+  return literalInSource(n.location, v, sources);
+}
+
+// A tensor constant the tracer recorded (torch.tensor([w, h]), torch.as_tensor(spatial_shapes),
+// x.new_tensor([h, w])) holding a whole number equal to a dynamic axis's example size: when the
+// numbers were sizes, the exported model keeps the example's values at every size. The traced
+// model holds the same constant, so --verify cannot see it; only this warning can. A number the
+// creating line writes itself (torch.tensor([0.5, 2.0])) is not reported.
+void recordedSizeValues(const ts::Node& n, const ts::Value& in, const SourceLocation& origin,
+                        const std::map<int64_t, const DynamicSize*>& by_size, SourceFiles& sources, std::vector<Diagnostic>& out, std::set<const ts::Value*>& reported) {
+  const HostTensor& t = in.constant->tensor();
+  constexpr int64_t kMaxElements = 64;  // sizes, shape tables, scale pairs: small
+  if (t.numel() == 0 || t.numel() > kMaxElements || t.dtype == DType::Bool) return;
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    const double x = t.at(i);
+    if (!(x > 1) || x != std::floor(x) || x > 1e12) continue;
+    const auto v = static_cast<int64_t>(x);
+    auto b = by_size.find(v);
+    if (b == by_size.end() || literalInSource(origin, v, sources)) continue;
+    reported.insert(&in);
+    std::string where;
+    if (origin.known())
+      where = ", made at " + std::filesystem::path(origin.file).filename().string() + ":" +
+              std::to_string(origin.line) + ",";
+    out.push_back(n.warning(
+        "baked-dynamic-size",
+        "a tensor of shape " + t.shapeString() + " used by " + n.kind + where +
+            " was recorded by tracing as a constant and holds " + std::to_string(v) + ", which equals " +
+            describe(*b->second) + "; if it was made from sizes (torch.tensor([w, h]), torch.as_tensor(shapes)), "
+            "the exported model keeps the example's values at every size, and --verify cannot see it (the traced "
+            "model holds the same constant)",
+        "tracing records torch.tensor, as_tensor and new_tensor of Python numbers as constants: build the tensor "
+        "with ops the tracer follows, torch.stack([torch.as_tensor(w), torch.as_tensor(h)]) or "
+        "torch._shape_as_tensor(x)[-2:], or script that function"));
+    return;
+  }
 }
 
 // A tensor folded from the model's weights whose fold used a constant size equal to a dynamic
@@ -322,7 +362,8 @@ void foldedWeightSize(const ts::Node& n, const ts::Value& in, const std::map<int
 
 }  // namespace
 
-std::vector<Diagnostic> findBakedSizes(const ts::Graph& g, const std::vector<DynamicSize>& sizes, bool recorded) {
+std::vector<Diagnostic> findBakedSizes(const ts::Graph& g, const std::vector<DynamicSize>& sizes, bool recorded,
+                                       const RecordedLiterals& literals) {
   std::vector<Diagnostic> out;
   std::set<std::string> seen_size_one;
   for (const auto& d : sizes) {
@@ -391,6 +432,10 @@ std::vector<Diagnostic> findBakedSizes(const ts::Graph& g, const std::vector<Dyn
       if (in->from_weights) {
         foldedWeightSize(*n, *in, by_size, out, reported_constants);
         continue;
+      }
+      if (auto lit = literals.find(in); lit != literals.end()) {
+        recordedSizeValues(*n, *in, lit->second, by_size, sources, out, reported_constants);
+        if (reported_constants.count(in)) continue;
       }
       for (int64_t dim : in->constant->tensor().shape) {
         auto b = by_size.find(dim);

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "ir/ts_ir.h"
@@ -24,6 +25,11 @@ struct DynamicSize {
 std::vector<DynamicSize> dynamicSizes(const ts::Graph& g, const std::vector<std::string>& input_names,
                                       const ExportOptions& options);
 
+// Static tensors that began as a tensor constant of the recorded graph (the tracer records
+// torch.tensor([w, h]) and torch.as_tensor(shapes) with the example's values), or were computed
+// from such constants alone, with the source line that made each. findBakedSizes reads their values.
+using RecordedLiterals = std::unordered_map<const ts::Value*, SourceLocation>;
+
 // Warnings (code "baked-dynamic-size") for constants that equal the example size of a dynamic
 // axis and feed a shape-like argument (view/reshape/expand/repeat/new tensors/arange/slice/
 // interpolate sizes), or constant tensors (not parameters) that have such a size and meet the
@@ -31,7 +37,8 @@ std::vector<DynamicSize> dynamicSizes(const ts::Graph& g, const std::vector<std:
 // tracing cannot tell it from a constant. `recorded` says whether the graph was recorded by
 // tracing (a traced model, or graph_mode trace): only tracing turns sizes into constants; in a
 // scripted graph a constant is a literal of the source, and only the size-one note applies.
-std::vector<Diagnostic> findBakedSizes(const ts::Graph& g, const std::vector<DynamicSize>& sizes, bool recorded);
+std::vector<Diagnostic> findBakedSizes(const ts::Graph& g, const std::vector<DynamicSize>& sizes, bool recorded,
+                                       const RecordedLiterals& literals = {});
 
 // One frame of the Python call stack that torch.jit.trace recorded for a node: a user function
 // the trace ran through (frames of torch itself and of the code that called trace are dropped).

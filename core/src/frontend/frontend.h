@@ -26,6 +26,7 @@ struct FrontendResult {
   std::vector<std::string> input_debug_names;  // user tensor inputs, flattened
   int user_input_count = 0;                    // graph inputs before the parameters
   std::string example_run;  // "meta" (dynamic values as meta tensors) or "real (...)" and why
+  RecordedLiterals recorded_literals;  // tensor constants of a recorded graph (baked-dynamic-size)
 };
 
 struct ExampleArgs {

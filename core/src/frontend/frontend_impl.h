@@ -130,6 +130,7 @@ class Frontend {
   // lower.cpp
   ts::Value* tsValue(jit::Value* v);
   bool fromWeights(jit::Value* v);
+  bool recordedLiteral(jit::Value* v);
   void fillValue(ts::Value* tv, jit::Value* v);
   ts::Value* lookup(jit::Value* v);
   Status lowerNodes(jit::Block* b, std::vector<ts::Node*>& out);
@@ -158,6 +159,8 @@ class Frontend {
   std::vector<ts::Value*> param_inputs_;
   std::unordered_set<jit::Node*> weight_views_;  // folded views lowered as nodes (weight_views.h)
   std::unordered_map<jit::Value*, bool> from_weights_;  // memo of fromWeights
+  RecordedLiterals recorded_literals_;                  // FrontendResult::recorded_literals
+  std::unordered_map<jit::Value*, bool> recorded_literal_memo_;  // memo of recordedLiteral
   bool warned_assert_ = false;
 };
 

@@ -4,6 +4,7 @@
 #include "frontend/weight_views.h"
 
 #include <functional>
+#include <set>
 
 namespace oxport {
 
@@ -56,6 +57,8 @@ ts::Value* Frontend::tsValue(jit::Value* v) {
     // Numbers too (weight.shape[0] // heads): such a number is never a size of the inputs, which
     // baked-dynamic-size reads (diagnose.cpp); only tensors become initializers (Context::constant).
     tv->from_weights = fromWeights(v);
+    if (iv.isTensor() && !tv->from_weights && tv->param_name.empty() && recordedLiteral(v))
+      recorded_literals_[tv] = locationOf(v->node());
     if (tv->from_weights && iv.isTensor()) {
       std::unordered_set<jit::Value*> seen;
       foldedSizes(v, run_, [this](jit::Value* x) { return fromWeights(x); }, seen, tv->folded_sizes);
@@ -77,6 +80,29 @@ ts::Value* Frontend::tsValue(jit::Value* v) {
     return tv;
   }
   return nullptr;
+}
+
+// Whether a static tensor is a tensor constant of the graph (what the tracer records for
+// torch.tensor / as_tensor / new_tensor of Python numbers), or was computed at export time from
+// such constants (casts, selects, stacks of it: Deformable DETR's offset normalizer from
+// spatial_shapes), with no input from the weights or the inputs.
+bool Frontend::recordedLiteral(jit::Value* v) {
+  if (auto it = recorded_literal_memo_.find(v); it != recorded_literal_memo_.end()) return it->second;
+  recorded_literal_memo_[v] = false;
+  jit::Node* n = v->node();
+  bool literal = false;
+  if (n->kind() == c10::prim::Constant) {
+    literal = v->type()->kind() == c10::TypeKind::TensorType;
+  } else if (n->kind() != c10::prim::Param && n->blocks().empty() && !fromWeights(v)) {
+    bool all_static = true;
+    for (jit::Value* in : n->inputs()) {
+      if (!run_.statics.count(in)) { all_static = false; break; }
+      if (recordedLiteral(in)) literal = true;  // a tensor, or a list holding one (torch.stack's)
+    }
+    literal = literal && all_static;
+  }
+  recorded_literal_memo_[v] = literal;
+  return literal;
 }
 
 // Whether a static value was computed from the module's parameters or buffers (a tensor
@@ -266,6 +292,7 @@ Result<FrontendResult> Frontend::lower() {
   // What only a dropped assert read (the loop over sizes in F._verify_batch_size).
   if (!run_.dropped_asserts.empty() || !run_.dropped_checks.empty()) ts::removeUnusedNodes(*out_);
   res.graph = std::move(out_);
+  res.recorded_literals = std::move(recorded_literals_);
   res.warnings = std::move(run_.warnings);
   res.example_run = run_.description;
   return res;
