@@ -73,3 +73,20 @@ CASES += [
     case("list_repeat_cat_scripted", ListRepeatCat(), [T(2, 3), T(1, 3, seed=1)], script=True, opsets=(11, 17),
          dynamic={0: [0]}),
 ]
+
+
+class TruncatedNonZero(torch.nn.Module):
+    def forward(self, x):
+        return torch.where((x * 3).long().to(torch.bool), x, -x)
+
+
+# A float truncated to an integer, then tested for non-zero: ONNX Runtime 1.20 fuses the two Casts
+# into one float -> bool Cast and loses the truncation (0 < |3x| < 1 gave true); oxport writes the
+# second step as Not(Equal(x, 0)). About a quarter of these inputs lie in that range.
+CASES += [
+    case("cast_float_long_bool", lambda x: (x * 3).long().bool(), [T(4, 50)], opsets=(9, 11, 17), dynamic={0: [0]}),
+    case("cast_float_int8_bool", lambda x: (x * 3).to(torch.int8).bool(), [T(4, 50)], opsets=(9, 11)),
+    case("cast_float_int_logical_and", lambda x, m: (x * 3).int().logical_and(m), [T(4, 50), T(4, 50, dtype="bool")],
+         opsets=(11, 17)),
+    case("cast_float_long_where_scripted", TruncatedNonZero(), [T(4, 50)], opsets=(11,), script=True),
+]

@@ -38,6 +38,12 @@ int foldConstantCasts(Graph& g);
 // Runtime 1.20's own rewrite of Div(1, x) feeding a Mul (its DivMulFusion) crashes on float64
 // graphs. Returns the count of nodes removed or rewritten.
 int eliminateNoops(Graph& g);
+// ONNX Runtime (1.20) rewrites Cast(to=bool) of a Cast from a float to an integer into one Cast
+// from the float to bool, losing the truncation: (x * 10).long().bool() gives true for
+// 0 < |10x| < 1. Such a Cast to bool of a Cast to an integer type is written as Not(Equal(x, 0)),
+// which computes the same and which the runtime leaves alone (narrower integers compare in int32:
+// Equal-7 and ONNX Runtime's kernels take int32/int64). Subgraphs too. Returns the count.
+int guardCastsToBool(Graph& g);
 // Renames a tensor everywhere (node inputs and outputs, graph inputs/outputs, value_info).
 void renameTensor(Graph& g, const std::string& from, const std::string& to);
 

@@ -221,7 +221,7 @@ Status passGraphInputs(ExportState& s) {
   for (const auto& vi : s.model.graph.inputs) names.push_back(vi.name);
   const std::vector<DynamicSize> sizes = dynamicSizes(g, names, options);
   const bool recorded = s.impl.info.kind == ModelKind::TracedModule || options.graph_mode == GraphMode::Trace;
-  for (auto& d : findBakedSizes(g, sizes, recorded)) s.result.diagnostics.push_back(d);
+  for (auto& d : findBakedSizes(g, sizes, recorded, s.frontend.recorded_literals)) s.result.diagnostics.push_back(d);
   // A traced model's Python branches on sizes left nothing in the graph; its source may tell.
   if (!sizes.empty() && s.impl.info.kind == ModelKind::TracedModule)
     for (auto& d : findSizeBranches(tracedUserFrames(s.impl.module), sizes, s.impl.info.path.parent_path()))

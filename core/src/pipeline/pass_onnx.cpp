@@ -51,6 +51,11 @@ Status passEliminateNoops(ExportState& s) {
   return okStatus();
 }
 
+Status passGuardCastsToBool(ExportState& s) {
+  onnx_ir::guardCastsToBool(s.model.graph);
+  return okStatus();
+}
+
 Status passFoldBatchNorm(ExportState& s) {
   // As torch.onnx 1.13 (its eval peephole): batch norm is folded into the conv only with EVAL, not
   // with PRESERVE of a module in eval mode; and only when the weights are in the file.
