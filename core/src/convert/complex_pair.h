@@ -13,5 +13,8 @@ namespace oxport::convert {
 std::string pairPart(Context& ctx, const std::string& pair, int rank, int k);
 // The pair tensor of two real tensors of the same shape.
 std::string makePair(Context& ctx, const std::string& re, const std::string& im);
+// The same for parts of a known rank: the new axis is named by its position (opsets below 11
+// take no negative axes in Unsqueeze and Concat, and ONNX's shape inference then loses the shape).
+std::string makePair(Context& ctx, const std::string& re, const std::string& im, int rank);
 
 }  // namespace oxport::convert

@@ -22,6 +22,10 @@ std::string makePair(Context& ctx, const std::string& re, const std::string& im)
   return ctx.emit1("Concat", {ctx.unsqueeze(re, {-1}), ctx.unsqueeze(im, {-1})}, {attrInt("axis", -1)});
 }
 
+std::string makePair(Context& ctx, const std::string& re, const std::string& im, int rank) {
+  return ctx.emit1("Concat", {ctx.unsqueeze(re, {rank}), ctx.unsqueeze(im, {rank})}, {attrInt("axis", rank)});
+}
+
 namespace {
 
 struct Parts {
@@ -97,12 +101,116 @@ Status perPart(Context& ctx, const Node& n) {
     else ctx.bind(s.v, s.names[0]);
   }
   std::vector<std::string> pairs;
-  for (size_t i = 0; i < outs[0].size(); ++i) pairs.push_back(makePair(ctx, outs[0][i], outs[1][i]));
+  const Value* o = n.output(0);
+  for (size_t i = 0; i < outs[0].size(); ++i) {
+    const int r = o->type != ts::ValueType::List ? o->meta.rank()
+                  : i < o->elem_meta.size()     ? o->elem_meta[i].rank()
+                  : o->elem_meta.empty()        ? -1
+                                                : o->elem_meta.front().rank();
+    pairs.push_back(r < 0 ? makePair(ctx, outs[0][i], outs[1][i]) : makePair(ctx, outs[0][i], outs[1][i], r));
+  }
   if (n.output(0)->type == ts::ValueType::List) {
     ctx.bindList(n.output(0), pairs);
     return okStatus();
   }
   return bindOut(ctx, n, pairs.front());
+}
+
+// The node's real converter with each complex tensor input bound to its real part (same PyTorch
+// shape), the results left as that converter binds them.
+Status onRealParts(Context& ctx, const Node& n, const OpEntry*& real) {
+  real = builtinRegistry().find(n.kind, ctx.opset(), false);
+  if (!real) return ctx.error("complex-value", "complex values reach " + n.kind + ", which has no conversion here");
+  std::vector<std::pair<const Value*, std::string>> saved;
+  for (const Value* in : n.inputs) {
+    if (!in->meta.complex || in->type != ts::ValueType::Tensor) continue;
+    OXPORT_ASSIGN(std::string x, ctx.tensor(in));
+    saved.emplace_back(in, x);
+    ctx.bind(in, pairPart(ctx, x, in->meta.rank(), 0));
+  }
+  Status s = real->fn(ctx, n);
+  ctx.setCurrent(&n);
+  for (const auto& [v, x] : saved) ctx.bind(v, x);
+  return s;
+}
+
+// What reads only a complex tensor's shape (size, dim, numel): the real part's answer.
+Status convertShapeOfComplex(Context& ctx, const Node& n) {
+  const OpEntry* real = nullptr;
+  return onRealParts(ctx, n, real);
+}
+
+// Creation with a complex dtype (torch.zeros(b, c, h, w, dtype=torch.cfloat), FNO's spectrum
+// buffer; ones_like/full_like of a complex tensor): the real converter's tensor is the real part
+// and the imaginary part is zero.
+Status convertComplexCreation(Context& ctx, const Node& n) {
+  const OpEntry* real = nullptr;
+  OXPORT_TRY(onRealParts(ctx, n, real));
+  auto re = ctx.boundName(n.output(0));
+  if (!re) return ctx.error("internal", n.kind + " bound no result");
+  const std::string im = ctx.emit1("Mul", {*re, ctx.constScalar(0.0, n.output(0)->meta.dtype)});
+  return bindOut(ctx, n, makePair(ctx, *re, im, n.output(0)->meta.rank()));
+}
+
+// A product linear in each of two complex operands (matmul, bmm, mm, einsum of two, FNO's
+// mode mixing `einsum("bixy,ioxy->boxy", x_ft, w)`): re = f(a.re, b.re) - f(a.im, b.im),
+// im = f(a.re, b.im) + f(a.im, b.re), each f the real converter. With one operand real it is
+// linear in the other: per part.
+Status convertBilinear(Context& ctx, const Node& n) {
+  // The complex operands: tensor inputs, or the elements of a tensor list (einsum's).
+  struct Slot {
+    const Value* v;
+    std::string x;
+  };
+  std::vector<Slot> slots;
+  const Value* list = nullptr;
+  std::vector<std::string> list_names;
+  for (const Value* in : n.inputs) {
+    if (in->type == ts::ValueType::List) {
+      bool cplx = false;
+      for (const auto& m : in->elem_meta) cplx = cplx || m.complex;
+      if (!cplx) continue;
+      OXPORT_ASSIGN(auto elems, ctx.listElements(in));
+      OXPORT_ASSIGN(list_names, ctx.tensorList(in));
+      list = in;
+      for (const Value* e : elems)
+        if (e->meta.complex) {
+          OXPORT_ASSIGN(std::string x, ctx.tensor(e));
+          slots.push_back({e, x});
+        }
+    } else if (in->meta.complex) {
+      OXPORT_ASSIGN(std::string x, ctx.tensor(in));
+      slots.push_back({in, x});
+    }
+  }
+  if (slots.size() < 2) return perPart(ctx, n);
+  if (slots.size() > 2) return ctx.error("complex-value", n.kind + " of more than two complex operands");
+  const OpEntry* real = builtinRegistry().find(n.kind, ctx.opset(), false);
+  if (!real) return ctx.error("complex-value", "complex values reach " + n.kind + ", which has no conversion here");
+  auto eval = [&](int pa, int pb) -> Result<std::string> {
+    const int parts[2] = {pa, pb};
+    std::vector<std::string> names = list_names;
+    for (size_t i = 0; i < 2; ++i) {
+      const std::string part = pairPart(ctx, slots[i].x, slots[i].v->meta.rank(), parts[i]);
+      ctx.bind(slots[i].v, part);
+      for (size_t k = 0; k < names.size(); ++k)
+        if (names[k] == slots[i].x) names[k] = part;
+    }
+    if (list) ctx.bindList(list, names);
+    Status s = real->fn(ctx, n);
+    ctx.setCurrent(&n);
+    for (const auto& sl : slots) ctx.bind(sl.v, sl.x);
+    if (list) ctx.bindList(list, list_names);
+    OXPORT_TRY(s);
+    auto out = ctx.boundName(n.output(0));
+    if (!out) return ctx.error("internal", n.kind + " bound no result");
+    return *out;
+  };
+  OXPORT_ASSIGN(std::string rr, eval(0, 0));
+  OXPORT_ASSIGN(std::string ii, eval(1, 1));
+  OXPORT_ASSIGN(std::string ri, eval(0, 1));
+  OXPORT_ASSIGN(std::string ir, eval(1, 0));
+  return bindOut(ctx, n, makePair(ctx, ctx.emit1("Sub", {rr, ii}), ctx.emit1("Add", {ri, ir}), n.output(0)->meta.rank()));
 }
 
 const Value* firstOperand(const Args& args) { return args.in({"self", "a"}, 0); }
@@ -118,7 +226,7 @@ Status convertMul(Context& ctx, const Node& n) {
   OXPORT_ASSIGN(Parts y, partsOf(ctx, b));
   std::string re = ctx.emit1("Sub", {ctx.emit1("Mul", {x.re, y.re}), ctx.emit1("Mul", {x.im, y.im})});
   std::string im = ctx.emit1("Add", {ctx.emit1("Mul", {x.re, y.im}), ctx.emit1("Mul", {x.im, y.re})});
-  return bindOut(ctx, n, makePair(ctx, re, im));
+  return bindOut(ctx, n, makePair(ctx, re, im, n.output(0)->meta.rank()));
 }
 
 // div: complex / real per part; by a complex divisor, a * conj(b) / |b|^2.
@@ -137,7 +245,7 @@ Status convertDiv(Context& ctx, const Node& n) {
     re = ctx.emit1("Add", {re, ctx.emit1("Mul", {x.im, y.im})});
     im = ctx.emit1("Add", {im, ctx.emit1("Mul", {x.im, y.re})});
   }
-  return bindOut(ctx, n, makePair(ctx, ctx.emit1("Div", {re, den}), ctx.emit1("Div", {im, den})));
+  return bindOut(ctx, n, makePair(ctx, ctx.emit1("Div", {re, den}), ctx.emit1("Div", {im, den}), n.output(0)->meta.rank()));
 }
 
 // add/sub (alpha 1): both complex per part; a real operand adds to the real part only.
@@ -158,7 +266,7 @@ Status convertAddSub(Context& ctx, const Node& n, const std::string& op) {
   else im = x.im;
   // Broadcast the imaginary part to the result's shape (the real operand may be larger).
   im = ctx.emit1("Add", {im, ctx.emit1("Mul", {re, ctx.constScalar(0, n.output(0)->meta.dtype)})});
-  return bindOut(ctx, n, makePair(ctx, re, im));
+  return bindOut(ctx, n, makePair(ctx, re, im, n.output(0)->meta.rank()));
 }
 
 Status convertViewAsReal(Context& ctx, const Node& n) {  // the layout itself: nothing to do
@@ -201,7 +309,7 @@ Status convertAngle(Context& ctx, const Node& n) {
 Status convertConj(Context& ctx, const Node& n) {
   const Args args(ctx, n);
   OXPORT_ASSIGN(Parts x, partsOf(ctx, args.in("self", 0)));
-  return bindOut(ctx, n, makePair(ctx, x.re, ctx.emit1("Neg", {x.im})));
+  return bindOut(ctx, n, makePair(ctx, x.re, ctx.emit1("Neg", {x.im}), n.output(0)->meta.rank()));
 }
 
 // polar(abs, angle) and complex(real, imag): real tensors paired (broadcast to one shape).
@@ -219,7 +327,7 @@ Status convertMakeComplex(Context& ctx, const Node& n, bool polar) {
     re = ctx.emit1("Add", {re, ctx.emit1("Mul", {b, zero})});
     im = ctx.emit1("Add", {im, ctx.emit1("Mul", {a, zero})});
   }
-  return bindOut(ctx, n, makePair(ctx, re, im));
+  return bindOut(ctx, n, makePair(ctx, re, im, n.output(0)->meta.rank()));
 }
 
 // real / angle of a real tensor: itself; pi where negative, 0 elsewhere (NaN stays NaN).
@@ -255,6 +363,13 @@ void registerComplexOps(Registry& r) {
     r.addComplex(k, [](Context& ctx, const Node& n) { return convertAddSub(ctx, n, "Add"); });
   for (const char* k : {"aten::sub", "aten::sub_"})
     r.addComplex(k, [](Context& ctx, const Node& n) { return convertAddSub(ctx, n, "Sub"); });
+  for (const char* k : {"aten::matmul", "aten::bmm", "aten::mm", "aten::einsum", "aten::mv", "aten::dot"})
+    r.addComplex(k, convertBilinear);
+  for (const char* k : {"aten::size", "aten::dim", "aten::numel", "aten::sym_size", "aten::_shape_as_tensor"})
+    r.addComplex(k, convertShapeOfComplex);
+  for (const char* k : {"aten::zeros", "aten::ones", "aten::full", "aten::empty", "aten::new_zeros", "aten::new_ones",
+                        "aten::new_full", "aten::new_empty", "aten::ones_like", "aten::full_like", "aten::empty_like"})
+    r.addComplex(k, convertComplexCreation);
   // Ops that act on the leading axes (or multiply by a real value) alike for both parts.
   for (const char* k :
        {"aten::slice", "aten::select", "aten::narrow", "aten::index", "aten::index_select", "aten::gather",
@@ -262,7 +377,8 @@ void registerComplexOps(Registry& r) {
         "aten::t", "aten::unsqueeze", "aten::squeeze", "aten::cat", "aten::stack", "aten::flip", "aten::roll",
         "aten::expand", "aten::expand_as", "aten::repeat", "aten::contiguous", "aten::clone", "aten::detach",
         "aten::fft_fftshift", "aten::fft_ifftshift", "aten::split", "aten::chunk", "aten::unbind",
-        "aten::constant_pad_nd", "aten::pad", "aten::neg", "aten::sum", "aten::mean", "aten::slice_scatter", "aten::select_scatter", "aten::zeros_like"})
+        "aten::constant_pad_nd", "aten::pad", "aten::neg", "aten::sum", "aten::mean", "aten::slice_scatter", "aten::select_scatter", "aten::zeros_like",
+        "aten::type_as"})
     r.addComplex(k, perPart);
 }
 
