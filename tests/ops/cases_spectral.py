@@ -127,3 +127,66 @@ CASES += [
          script=(mode == "script"))
     for mode in ("trace", "script")
 ]
+
+
+class SpectralConv2d(torch.nn.Module):
+    """FNO's spectral layer: rfft2, the lowest modes mixed by complex weights, irfft2 back to the
+    input's size. FNO is meant to run at other resolutions: with H and W dynamic the DFT matrices
+    are built at run time."""
+
+    def __init__(self, c=3, modes1=3, modes2=2):
+        super().__init__()
+        self.modes1, self.modes2 = modes1, modes2
+        g = torch.Generator().manual_seed(0)
+        self.w1 = torch.nn.Parameter(torch.rand(c, c, modes1, modes2, 2, generator=g) / c)
+        self.w2 = torch.nn.Parameter(torch.rand(c, c, modes1, modes2, 2, generator=g) / c)
+
+    def forward(self, x):
+        b, c, h, w = x.shape
+        x_ft = torch.fft.rfft2(x)
+        out_ft = torch.zeros(b, c, h, w // 2 + 1, dtype=torch.cfloat)
+        m1, m2 = self.modes1, self.modes2
+        out_ft[:, :, :m1, :m2] = torch.einsum("bixy,ioxy->boxy", x_ft[:, :, :m1, :m2], C(self.w1))
+        out_ft[:, :, -m1:, :m2] = torch.einsum("bixy,ioxy->boxy", x_ft[:, :, -m1:, :m2], C(self.w2))
+        return torch.fft.irfft2(out_ft, s=(x.size(-2), x.size(-1)))
+
+
+class FourierUnitDynamic(torch.nn.Module):
+    """LaMa's Fourier unit as written: rfftn over (H, W) with ortho, real and imaginary parts as
+    channels through a 1x1 conv, back to complex, irfftn(s=x.shape[-2:])."""
+
+    def __init__(self, c=2):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(2 * c, 2 * c, 1)
+
+    def forward(self, x):
+        b, c, h, w = x.shape
+        f = torch.fft.rfftn(x, dim=(-2, -1), norm="ortho")
+        f = torch.stack((f.real, f.imag), dim=-1).permute(0, 1, 4, 2, 3).reshape(b, -1, h, f.shape[-1])
+        f = torch.relu(self.conv(f))
+        f = f.view(b, -1, 2, h, f.shape[-1]).permute(0, 1, 3, 4, 2).contiguous()
+        return torch.fft.irfftn(torch.complex(f[..., 0], f[..., 1]), s=x.shape[-2:], dim=(-2, -1), norm="ortho")
+
+
+# Lengths that change with the dynamic axes: the DFT matrices are built at run time (verified at
+# other sizes, odd and even), at every opset (ONNX DFT from 17).
+CASES += [
+    case("fft_fno_spectral_dynamic_hw", SpectralConv2d(), [T(2, 3, 8, 9)], opsets=OPS, tolerance=tol(72),
+         dynamic={0: [0, 2, 3]}),
+    case("fft_lama_fourier_unit_dynamic_hw", FourierUnitDynamic(), [T(1, 2, 6, 8)], opsets=OPS, tolerance=tol(48),
+         dynamic={0: [2, 3]}),
+    case("fft_lama_fourier_unit_dynamic_hw_script", FourierUnitDynamic(), [T(1, 2, 6, 8)], opsets=(11, 17),
+         tolerance=tol(48), script=True, dynamic={0: [2, 3]}),
+    case("fft_fft_dynamic_length_ortho", Fn(lambda x: R(torch.fft.fft(C(x), norm="ortho"))), [T(2, 7, 2)],
+         opsets=OPS, tolerance=tol(8), dynamic={0: [1]}),
+    case("fft_ifft_dynamic_length", Fn(lambda x: R(torch.fft.ifft(C(x), dim=0))), [T(6, 3, 2)], opsets=OPS,
+         tolerance=tol(8), dynamic={0: [0]}),
+    case("fft_irfft_dynamic_length_forward", Fn(lambda x: torch.fft.irfft(C(x), norm="forward")), [T(2, 5, 2)],
+         opsets=OPS, tolerance=tol(10), dynamic={0: [1]}),
+    case("fft_rfft_n_dynamic_length", Fn(lambda x: R(torch.fft.rfft(x, n=10))), [T(2, 8)], opsets=OPS,
+         tolerance=tol(10), dynamic={0: [1]}),
+    case("fft_fftconv_twice_length", Fn(lambda x: torch.fft.irfft(torch.fft.rfft(x, n=2 * x.shape[-1])
+                                                                 * torch.fft.rfft(x.flip(-1), n=2 * x.shape[-1]),
+                                                                 n=2 * x.shape[-1])[..., :x.shape[-1]]),
+         [T(2, 9)], opsets=(11, 17), tolerance=tol(18), dynamic={0: [1]}),
+]

@@ -4,8 +4,9 @@
 // signal (moved last) is multiplied by cos/sin matrices of its length, the norm ("backward",
 // "forward", "ortho") and n/s trimming (zero rows) or padding (rows past the input are never read)
 // folded into them. stft frames with a Conv1d whose weights are the windowed DFT basis (stride hop)
-// after the center pad (ONNX STFT from opset 17). Complex results are (real, imag) pairs (complex_pair.h). The sizes along
-// transformed axes are baked into the matrices, as the DFT length is. From opset 17 the complex-valued
+// after the center pad (ONNX STFT from opset 17). Complex results are (real, imag) pairs (complex_pair.h). Along an
+// axis a dynamic axis reaches, or with a length computed from the inputs' sizes, the matrices are
+// built at run time from the lengths (dft1Runtime). From opset 17 the complex-valued
 // transforms are ONNX DFT nodes; a complex-to-real one (irfft) stays a product, which DFT cannot say.
 #include <algorithm>
 #include <optional>
@@ -25,12 +26,23 @@ constexpr double kPi = 3.14159265358979323846;
 
 enum class Kind { R2C, C2C, C2R };
 
-// A signal being transformed: its ONNX name, whether it is a pair, PyTorch's shape.
+// A signal being transformed: its ONNX name, whether it is a pair, PyTorch's shape (the example
+// run's), and which axes may have another length at run time (dynamic axes reach them).
 struct Signal {
   std::string x;
   bool cplx = false;
   std::vector<int64_t> shape;
+  std::vector<bool> varies;
   DType dt = DType::Float32;
+  bool axisVaries(int axis) const { return static_cast<size_t>(axis) < varies.size() && varies[static_cast<size_t>(axis)]; }
+};
+
+// A DFT length: a constant, or a 0-d int64 tensor computed at run time (`example` its value in the
+// example run).
+struct Length {
+  int64_t example = 0;
+  std::string runtime;
+  bool dynamic() const { return !runtime.empty(); }
 };
 
 std::string matrix(Context& ctx, const std::vector<double>& m, int64_t rows, int64_t cols, DType dt) {
@@ -55,9 +67,85 @@ double normScale(const std::string& norm, bool inverse, int64_t n) {
   return inverse ? 1.0 / nn : 1.0;  // "backward" (None)
 }
 
+// The norm's factor for a length n known at run time (n as a 0-d tensor of the signal's dtype), or
+// "" for 1. `onnx_inverse`: after ONNX DFT's inverse, which already divides by n.
+std::string runtimeNormScale(Context& ctx, const std::string& nf, const std::string& norm, bool inverse,
+                             bool onnx_inverse) {
+  // the exponent of n: ortho -1/2; forward -1 (forward) or 0; backward 0 or -1 (inverse)
+  double e = norm == "ortho" ? -0.5 : norm == "forward" ? (inverse ? 0.0 : -1.0) : (inverse ? -1.0 : 0.0);
+  if (onnx_inverse) e += 1.0;
+  if (e == 0.0) return {};
+  std::string f = std::abs(e) == 0.5 ? ctx.emit1("Sqrt", {nf}) : nf;
+  return e < 0 ? ctx.emit1("Reciprocal", {f}) : f;
+}
+
+// The DFT along the last axis of `re` (and `im`), with the matrices built at run time from the
+// signal's length there and n: for inputs whose length along the axis, or n, changes with the
+// dynamic axes (LaMa's Fourier unit, FNO's spectral layers at another resolution). The same
+// products as dft1's constant matrices: rows past n (a crop) are zero, frequencies are taken
+// mod n, and the norm's factor is computed from n.
+Status dft1Runtime(Context& ctx, Signal& s, const std::string& re, const std::string& im, int axis, const Length& n,
+                   Kind kind, bool inverse, bool onesided, const std::string& norm) {
+  const int rank = static_cast<int>(s.shape.size());
+  const DType dt = s.dt;
+  const std::string one = ctx.constInt64s({1}, true), two = ctx.constInt64s({2}, true);
+  const std::string len = dimSize(ctx, re, rank - 1, true);  // rows: the signal's length
+  const std::string nn = n.dynamic() ? ctx.reshape(n.runtime, {}) : ctx.constInt64s({n.example}, true);
+  const std::string nf = ctx.cast(nn, dt);
+  const std::string half = ctx.emit1("Add", {ctx.emit1("Div", {nn, two}), one});  // n / 2 + 1
+  const std::string cols = kind == Kind::C2R ? nn : (kind == Kind::R2C && onesided ? half : nn);
+  const std::string rows_i = arangeOf(ctx, len);
+  const std::string j = ctx.unsqueeze(rows_i, {1});               // [len, 1]
+  const std::string k = ctx.unsqueeze(arangeOf(ctx, cols), {0});  // [1, cols]
+  // (j k) mod n in integers (exact for any length a DFT matrix can have), then the angle.
+  std::string jk = ctx.emit1("Mul", {j, k});
+  jk = ctx.emit1("Sub", {jk, ctx.emit1("Mul", {ctx.emit1("Div", {jk, nn}), nn})});
+  const std::string theta =
+      ctx.emit1("Div", {ctx.emit1("Mul", {ctx.cast(jk, dt), ctx.constScalar(2 * kPi, dt)}), nf});
+  std::string c = ctx.emit1("Cos", {theta}), sn = ctx.emit1("Sin", {theta});
+  // Per-row weights: a crop (rows past n, or for C2R past n / 2 + 1, are zero) and, for C2R, the
+  // Hermitian doubling of every bin but 0 and n / 2 (n even).
+  std::string w;
+  if (kind == Kind::C2R) {
+    const std::string used = ctx.cast(ctx.emit1("Less", {j, half}), dt);
+    const std::string is0 = ctx.cast(ctx.emit1("Equal", {j, ctx.constInt64s({0}, true)}), dt);
+    const std::string nyquist = ctx.cast(ctx.emit1("Equal", {ctx.emit1("Mul", {j, two}), nn}), dt);  // n even
+    w = ctx.emit1("Mul", {used, ctx.emit1("Sub", {ctx.emit1("Sub", {ctx.constScalar(2.0, dt), is0}), nyquist})});
+  } else {
+    w = ctx.cast(ctx.emit1("Less", {j, nn}), dt);
+  }
+  const std::string scale = runtimeNormScale(ctx, nf, norm, inverse, false);
+  if (!scale.empty()) w = ctx.emit1("Mul", {w, scale});
+  c = ctx.emit1("Mul", {c, w});
+  sn = ctx.emit1("Mul", {sn, w});
+  if (kind == Kind::C2R) {
+    // x_t = sum_k w_k (re_k cos - im_k sin)
+    std::string y = ctx.emit1("MatMul", {re, c});
+    if (!im.empty()) y = ctx.emit1("Sub", {y, ctx.emit1("MatMul", {im, sn})});
+    s.x = swapLast(ctx, y, rank, axis);
+    s.cplx = false;
+    s.shape[static_cast<size_t>(axis)] = n.example;
+    return okStatus();
+  }
+  // X_k = sum_j x_j (cos + i sign sin)
+  const std::string si = inverse ? sn : ctx.emit1("Neg", {sn});
+  std::string yr = ctx.emit1("MatMul", {re, c});
+  std::string yi = ctx.emit1("MatMul", {re, si});
+  if (!im.empty()) {
+    yr = ctx.emit1("Sub", {yr, ctx.emit1("MatMul", {im, si})});
+    yi = ctx.emit1("Add", {yi, ctx.emit1("MatMul", {im, c})});
+  }
+  s.x = makePair(ctx, swapLast(ctx, yr, rank, axis), swapLast(ctx, yi, rank, axis), rank);
+  s.cplx = true;
+  s.shape[static_cast<size_t>(axis)] = kind == Kind::R2C && onesided ? n.example / 2 + 1 : n.example;
+  return okStatus();
+}
+
 // One DFT along `axis` of length n (the output length for C2R).
-Status dft1(Context& ctx, Signal& s, int axis, int64_t n, Kind kind, bool inverse, bool onesided,
+Status dft1(Context& ctx, Signal& s, int axis, const Length& length, Kind kind, bool inverse, bool onesided,
             const std::string& norm) {
+  const int64_t n = length.example;
+  const bool at_run_time = length.dynamic() || s.axisVaries(axis);
   const int rank = static_cast<int>(s.shape.size());
   const int64_t len = s.shape[static_cast<size_t>(axis)];
   if (len < 0 || n < 1) return ctx.error("unsupported-form", "a DFT of length " + std::to_string(n));
@@ -67,12 +155,23 @@ Status dft1(Context& ctx, Signal& s, int axis, int64_t n, Kind kind, bool invers
     // ONNX DFT (onesided only from a real signal; the length input pads with zeros; the inverse
     // divides by n): ONNX Runtime runs it and matches libtorch (tests/ops/cases_spectral.py at 17).
     std::string x = s.cplx ? s.x : ctx.unsqueeze(s.x, {-1});
-    if (len > n) x = ctx.slice(x, {0}, {n}, {axis});
     const bool one = kind == Kind::R2C && onesided;
-    std::string y = ctx.emit1("DFT", {x, ctx.constInt64s({n}, true)},
-                              {attrInt("axis", axis), attrInt("inverse", inverse ? 1 : 0), attrInt("onesided", one ? 1 : 0)});
-    const double extra = scale / (inverse ? 1.0 / static_cast<double>(n) : 1.0);
-    if (std::abs(extra - 1.0) > 1e-12) y = ctx.emit1("Mul", {y, ctx.constScalar(extra, s.dt)});
+    std::string y;
+    if (at_run_time) {
+      const std::string nn = length.dynamic() ? ctx.reshape(length.runtime, {}) : ctx.constInt64s({n}, true);
+      // A longer signal is cut to n (Slice clamps an end past the length); a shorter one DFT pads.
+      x = ctx.emit1("Slice", {x, ctx.constInt64s({0}), ctx.reshape(nn, {1}), ctx.constInt64s({axis})});
+      y = ctx.emit1("DFT", {x, nn},
+                    {attrInt("axis", axis), attrInt("inverse", inverse ? 1 : 0), attrInt("onesided", one ? 1 : 0)});
+      const std::string extra = runtimeNormScale(ctx, ctx.cast(nn, s.dt), norm, inverse, inverse);
+      if (!extra.empty()) y = ctx.emit1("Mul", {y, extra});
+    } else {
+      if (len > n) x = ctx.slice(x, {0}, {n}, {axis});
+      y = ctx.emit1("DFT", {x, ctx.constInt64s({n}, true)},
+                    {attrInt("axis", axis), attrInt("inverse", inverse ? 1 : 0), attrInt("onesided", one ? 1 : 0)});
+      const double extra = scale / (inverse ? 1.0 / static_cast<double>(n) : 1.0);
+      if (std::abs(extra - 1.0) > 1e-12) y = ctx.emit1("Mul", {y, ctx.constScalar(extra, s.dt)});
+    }
     s.x = y;
     s.cplx = true;
     s.shape[static_cast<size_t>(axis)] = one ? n / 2 + 1 : n;
@@ -82,6 +181,7 @@ Status dft1(Context& ctx, Signal& s, int axis, int64_t n, Kind kind, bool invers
   std::string im = s.cplx ? pairPart(ctx, s.x, rank, 1) : std::string();
   re = swapLast(ctx, re, rank, axis);
   if (!im.empty()) im = swapLast(ctx, im, rank, axis);
+  if (at_run_time) return dft1Runtime(ctx, s, re, im, axis, length, kind, inverse, onesided, norm);
   if (kind == Kind::C2R) {
     const int64_t used = std::min(len, n / 2 + 1);
     std::vector<double> ar(static_cast<size_t>(len * n), 0.0), ai(ar.size(), 0.0);
@@ -116,34 +216,37 @@ Status dft1(Context& ctx, Signal& s, int axis, int64_t n, Kind kind, bool invers
     yr = ctx.emit1("Sub", {yr, ctx.emit1("MatMul", {im, mi})});
     yi = ctx.emit1("Add", {yi, ctx.emit1("MatMul", {im, mr})});
   }
-  s.x = makePair(ctx, swapLast(ctx, yr, rank, axis), swapLast(ctx, yi, rank, axis));
+  s.x = makePair(ctx, swapLast(ctx, yr, rank, axis), swapLast(ctx, yi, rank, axis), rank);
   s.cplx = true;
   s.shape[static_cast<size_t>(axis)] = m;
   return okStatus();
 }
 
-// A DFT length (n, or an element of s): the matrices are of that size, so a length computed from
-// the input's sizes (FFT convolution's 2 * L) is the example's, with a warning.
-Result<int64_t> dftLength(Context& ctx, const Value* v) {
-  if (auto c = ctx.maybeInt(v)) return *c;
+// A DFT length (n, or an element of s): a constant, or a number computed from the inputs' sizes
+// (FFT convolution's 2 * L), which the DFT then reads at run time.
+Result<Length> dftLength(Context& ctx, const Value* v) {
+  if (auto c = ctx.maybeInt(v)) return Length{*c, {}};
   if (v->example && v->example->isInt()) {
-    ctx.warn("baked-dynamic-size",
-             "a DFT length computed from the input's sizes is baked as " + std::to_string(v->example->toInt()) +
-                 " (the DFT matrices are of that size)",
-             "export at the sizes you run, or compute the length from constants");
-    return v->example->toInt();
+    OXPORT_ASSIGN(std::string t, ctx.tensorOfType(v, DType::Int64));
+    return Length{v->example->toInt(), ctx.reshape(t, {})};
   }
-  return ctx.error("dynamic-argument", "a DFT length must be a constant integer here, but it depends on the inputs");
+  return ctx.error("dynamic-argument", "a DFT length must be an integer here, but it is not one");
 }
 
-Result<std::vector<int64_t>> dftLengths(Context& ctx, const Value* v) {
-  if (v->constant) return ctx.constInts(v);
+Result<std::vector<Length>> dftLengths(Context& ctx, const Value* v) {
+  std::vector<Length> out;
+  if (v->constant) {
+    OXPORT_ASSIGN(auto c, ctx.constInts(v));
+    for (int64_t k : c) out.push_back({k, {}});
+    return out;
+  }
   // Scripted `s=x.shape[-2:]` (LaMa's Fourier unit): a slice of aten::size(t), t's sizes there,
-  // baked like any length computed from the input's sizes.
+  // read at run time where a dynamic axis reaches them.
   const Node* p = v->producer;
   if (p && p->kind == "aten::slice" && p->inputs.size() == 4 && p->inputs[0]->producer &&
       p->inputs[0]->producer->kind == "aten::size" && p->inputs[0]->producer->inputs.size() == 1) {
-    const std::vector<int64_t>& shape = ctx.meta(p->inputs[0]->producer->inputs[0]).shape;
+    const Value* t = p->inputs[0]->producer->inputs[0];
+    const std::vector<int64_t>& shape = ctx.meta(t).shape;
     const int64_t rank = static_cast<int64_t>(shape.size());
     auto norm = [&](const Value* e, int64_t none) -> std::optional<int64_t> {
       if (ctx.isNone(e)) return none;
@@ -154,19 +257,20 @@ Result<std::vector<int64_t>> dftLengths(Context& ctx, const Value* v) {
     const auto b = norm(p->inputs[1], 0), e = norm(p->inputs[2], rank);
     const auto step = ctx.maybeInt(p->inputs[3]);
     if (b && e && step && *step == 1) {
-      std::vector<int64_t> out(shape.begin() + *b, shape.begin() + std::max(*b, *e));
-      std::string shown;
-      for (auto k : out) shown += (shown.empty() ? "" : ", ") + std::to_string(k);
-      ctx.warn("baked-dynamic-size",
-               "DFT lengths read from the input's sizes are baked as [" + shown + "] (the DFT matrices are of that size)",
-               "export at the sizes you run, or compute the lengths from constants");
+      for (int64_t a = *b; a < *e; ++a) {
+        Length l{shape[static_cast<size_t>(a)], {}};
+        if (ctx.axisMayVary(t, a)) {
+          OXPORT_ASSIGN(std::string tt, ctx.tensor(t));
+          l.runtime = dimSize(ctx, tt, a, true);
+        }
+        out.push_back(l);
+      }
       return out;
     }
   }
   OXPORT_ASSIGN(auto elems, ctx.listElements(v));
-  std::vector<int64_t> out;
   for (const Value* e : elems) {
-    OXPORT_ASSIGN(int64_t k, dftLength(ctx, e));
+    OXPORT_ASSIGN(Length k, dftLength(ctx, e));
     out.push_back(k);
   }
   return out;
@@ -203,12 +307,14 @@ Status convertFft(Context& ctx, const Node& n, FftOp op) {
     s.dt = DType::Float32;
   }
   const int rank = static_cast<int>(s.shape.size());
-  std::vector<int64_t> dims, sizes;
+  for (int a = 0; a < rank; ++a) s.varies.push_back(ctx.axisMayVary(self, a));
+  std::vector<int64_t> dims;
+  std::vector<Length> sizes;
   if (op.dims == 1) {
     OXPORT_ASSIGN(int64_t d, args.constInt("dim", 2));
     dims = {d};
     if (args.has("n", 1)) {
-      OXPORT_ASSIGN(int64_t nn, dftLength(ctx, args.in("n", 1)));
+      OXPORT_ASSIGN(Length nn, dftLength(ctx, args.in("n", 1)));
       sizes = {nn};
     }
   } else {
@@ -231,10 +337,20 @@ Status convertFft(Context& ctx, const Node& n, FftOp op) {
   for (auto& d : dims) d = ctx.normDim(d, rank);
   if (!sizes.empty() && sizes.size() != dims.size())
     return ctx.error("unsupported-form", n.kind + ": s and dim differ in length");
-  auto lenOf = [&](size_t i, Kind k) -> int64_t {
-    if (!sizes.empty() && sizes[i] != -1) return sizes[i];
-    const int64_t have = s.shape[static_cast<size_t>(dims[i])];
-    return k == Kind::C2R ? 2 * (have - 1) : have;
+  // n (or s[i]) when given and not -1, else the signal's own length there (2 (m - 1) for the
+  // complex-to-real axis), read at run time where that length may vary.
+  auto lenOf = [&](size_t i, Kind k) -> Length {
+    if (!sizes.empty() && (sizes[i].dynamic() || sizes[i].example != -1)) return sizes[i];
+    const int axis = static_cast<int>(dims[i]);
+    const int64_t have = s.shape[static_cast<size_t>(axis)];
+    Length l{k == Kind::C2R ? 2 * (have - 1) : have, {}};
+    if (s.axisVaries(axis)) {
+      std::string m = dimSize(ctx, s.x, axis, true);
+      if (k == Kind::C2R)
+        m = ctx.emit1("Mul", {ctx.emit1("Sub", {m, ctx.constInt64s({1}, true)}), ctx.constInt64s({2}, true)});
+      l.runtime = m;
+    }
+    return l;
   };
   const size_t last = dims.size() - 1;
   if (op.last == Kind::R2C) {
