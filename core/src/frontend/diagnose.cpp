@@ -303,8 +303,22 @@ bool literalInSource(const ts::Node& n, int64_t v, SourceFiles& sources) {
 // numbers were sizes, the exported model keeps the example's values at every size. The traced
 // model holds the same constant, so --verify cannot see it; only this warning can. A number the
 // creating line writes itself (torch.tensor([0.5, 2.0])) is not reported.
+using SizeProducts = std::map<int64_t, std::pair<const DynamicSize*, const DynamicSize*>>;
+
+// Products of two dynamic axes of one input (h x w: a level's token count, Deformable DETR's
+// level_start_index), by value.
+SizeProducts sizeProducts(const std::vector<DynamicSize>& sizes) {
+  SizeProducts out;
+  for (const auto& a : sizes)
+    for (const auto& b : sizes)
+      if (a.index == b.index && a.axis < b.axis && a.size > 1 && b.size > 1 && !out.count(a.size * b.size))
+        out[a.size * b.size] = {&a, &b};
+  return out;
+}
+
 void recordedSizeValues(const ts::Node& n, const ts::Value& in, const SourceLocation& origin,
-                        const std::map<int64_t, const DynamicSize*>& by_size, SourceFiles& sources, std::vector<Diagnostic>& out, std::set<const ts::Value*>& reported) {
+                        const std::map<int64_t, const DynamicSize*>& by_size, const SizeProducts& products,
+                        SourceFiles& sources, std::vector<Diagnostic>& out, std::set<const ts::Value*>& reported) {
   const HostTensor& t = in.constant->tensor();
   constexpr int64_t kMaxElements = 64;  // sizes, shape tables, scale pairs: small
   if (t.numel() == 0 || t.numel() > kMaxElements || t.dtype == DType::Bool) return;
@@ -313,7 +327,11 @@ void recordedSizeValues(const ts::Node& n, const ts::Value& in, const SourceLoca
     if (!(x > 1) || x != std::floor(x) || x > 1e12) continue;
     const auto v = static_cast<int64_t>(x);
     auto b = by_size.find(v);
-    if (b == by_size.end() || literalInSource(origin, v, sources)) continue;
+    auto pr = products.find(v);
+    if ((b == by_size.end() && pr == products.end()) || literalInSource(origin, v, sources)) continue;
+    const std::string what = b != by_size.end() ? describe(*b->second)
+                                                : "the product of " + describe(*pr->second.first) + " and " +
+                                                      describe(*pr->second.second);
     reported.insert(&in);
     std::string where;
     if (origin.known())
@@ -322,8 +340,8 @@ void recordedSizeValues(const ts::Node& n, const ts::Value& in, const SourceLoca
     out.push_back(n.warning(
         "baked-dynamic-size",
         "a tensor of shape " + t.shapeString() + " used by " + n.kind + where +
-            " was recorded by tracing as a constant and holds " + std::to_string(v) + ", which equals " +
-            describe(*b->second) + "; if it was made from sizes (torch.tensor([w, h]), torch.as_tensor(shapes)), "
+            " was recorded by tracing as a constant and holds " + std::to_string(v) + ", which equals " + what +
+            "; if it was made from sizes (torch.tensor([w, h]), torch.as_tensor(shapes)), "
             "the exported model keeps the example's values at every size, and --verify cannot see it (the traced "
             "model holds the same constant)",
         "tracing records torch.tensor, as_tensor and new_tensor of Python numbers as constants: build the tensor "
@@ -388,6 +406,7 @@ std::vector<Diagnostic> findBakedSizes(const ts::Graph& g, const std::vector<Dyn
     if (d.size > 1 && !by_size.count(d.size)) by_size[d.size] = &d;
   if (by_size.empty()) return out;
   SourceFiles sources;
+  const SizeProducts products = sizeProducts(sizes);
   std::set<const ts::Value*> reported_constants;
   for (const ts::Node* n : g.nodes) {
     auto it = shapeArguments().find(n->kind);
@@ -434,7 +453,7 @@ std::vector<Diagnostic> findBakedSizes(const ts::Graph& g, const std::vector<Dyn
         continue;
       }
       if (auto lit = literals.find(in); lit != literals.end()) {
-        recordedSizeValues(*n, *in, lit->second, by_size, sources, out, reported_constants);
+        recordedSizeValues(*n, *in, lit->second, by_size, products, sources, out, reported_constants);
         if (reported_constants.count(in)) continue;
       }
       for (int64_t dim : in->constant->tensor().shape) {
