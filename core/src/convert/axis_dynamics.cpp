@@ -64,7 +64,8 @@ bool isElementwise(const std::string& k) {
       "zeros_like", "ones_like", "full_like", "empty_like", "rand_like", "randn_like", "xlogy", "logit",
       "sigmoid_backward", "rrelu", "quantize_per_tensor", "dequantize", "fake_quantize_per_tensor_affine",
       "fake_quantize_per_channel_affine", "_fake_quantize_learnable_per_tensor_affine",
-      "_fake_quantize_learnable_per_channel_affine", "fused_moving_avg_obs_fake_quant", "glu_inplace_unused"};
+      "_fake_quantize_learnable_per_channel_affine", "fused_moving_avg_obs_fake_quant", "glu_inplace_unused",
+      "real", "imag", "angle", "complex", "polar", "conj", "_conj", "conj_physical", "resolve_conj", "resolve_neg"};
   return s.count(k) > 0;
 }
 
@@ -488,6 +489,22 @@ bool AxisDynamics::inferTensor(const Node& n, size_t out, Facts& f) const {
     for (size_t i = 2; i < n.inputs.size(); ++i) bounds = bounds || V(n.inputs[i]) || anyAxis(n.inputs[i]);
     // narrow's size is its length; a slice's also follows the sliced axis (its end clamps to it).
     ax[static_cast<size_t>(at)] = k == "narrow" ? V(n.inputs.back()) : S(x, at) || bounds;
+    return true;
+  }
+  // torch.fft: each axis keeps its input's length, or gets a length n / s that may itself vary.
+  if (k.rfind("fft_", 0) == 0 && k.find("freq") == std::string::npos && r == x->meta.rank()) {
+    bool lengths = false;
+    for (const Value* in : n.inputs)
+      if (!in->isTensor()) lengths = lengths || V(in);
+    for (int64_t a = 0; a < r; ++a) ax[static_cast<size_t>(a)] = S(x, a) || lengths;
+    return true;
+  }
+  if (k == "view_as_real" && r == x->meta.rank() + 1) {
+    for (int64_t a = 0; a + 1 < r; ++a) ax[static_cast<size_t>(a)] = S(x, a);
+    return true;
+  }
+  if (k == "view_as_complex" && r + 1 == x->meta.rank()) {
+    for (int64_t a = 0; a < r; ++a) ax[static_cast<size_t>(a)] = S(x, a);
     return true;
   }
   if (k == "index_select" && n.inputs.size() >= 3 && r == x->meta.rank()) {

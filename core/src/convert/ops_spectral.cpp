@@ -67,6 +67,21 @@ double normScale(const std::string& norm, bool inverse, int64_t n) {
   return inverse ? 1.0 / nn : 1.0;  // "backward" (None)
 }
 
+// s becomes (re + i im) (mr + i mi) along `axis`: re and im the signal's parts with that axis
+// moved last (im empty for a real signal), mr and mi the DFT matrix's parts.
+void complexProduct(Context& ctx, Signal& s, const std::string& re, const std::string& im, const std::string& mr,
+                    const std::string& mi, int axis) {
+  const int rank = static_cast<int>(s.shape.size());
+  std::string yr = ctx.emit1("MatMul", {re, mr});
+  std::string yi = ctx.emit1("MatMul", {re, mi});
+  if (!im.empty()) {
+    yr = ctx.emit1("Sub", {yr, ctx.emit1("MatMul", {im, mi})});
+    yi = ctx.emit1("Add", {yi, ctx.emit1("MatMul", {im, mr})});
+  }
+  s.x = makePair(ctx, swapLast(ctx, yr, rank, axis), swapLast(ctx, yi, rank, axis), rank);
+  s.cplx = true;
+}
+
 // The norm's factor for a length n known at run time (n as a 0-d tensor of the signal's dtype), or
 // "" for 1. `onnx_inverse`: after ONNX DFT's inverse, which already divides by n.
 std::string runtimeNormScale(Context& ctx, const std::string& nf, const std::string& norm, bool inverse,
@@ -128,15 +143,7 @@ Status dft1Runtime(Context& ctx, Signal& s, const std::string& re, const std::st
     return okStatus();
   }
   // X_k = sum_j x_j (cos + i sign sin)
-  const std::string si = inverse ? sn : ctx.emit1("Neg", {sn});
-  std::string yr = ctx.emit1("MatMul", {re, c});
-  std::string yi = ctx.emit1("MatMul", {re, si});
-  if (!im.empty()) {
-    yr = ctx.emit1("Sub", {yr, ctx.emit1("MatMul", {im, si})});
-    yi = ctx.emit1("Add", {yi, ctx.emit1("MatMul", {im, c})});
-  }
-  s.x = makePair(ctx, swapLast(ctx, yr, rank, axis), swapLast(ctx, yi, rank, axis), rank);
-  s.cplx = true;
+  complexProduct(ctx, s, re, im, c, inverse ? sn : ctx.emit1("Neg", {sn}), axis);
   s.shape[static_cast<size_t>(axis)] = kind == Kind::R2C && onesided ? n.example / 2 + 1 : n.example;
   return okStatus();
 }
@@ -209,15 +216,7 @@ Status dft1(Context& ctx, Signal& s, int axis, const Length& length, Kind kind, 
       cr[static_cast<size_t>(j * m + k)] = std::cos(th) * scale;
       ci[static_cast<size_t>(j * m + k)] = sign * std::sin(th) * scale;
     }
-  const std::string mr = matrix(ctx, cr, len, m, s.dt), mi = matrix(ctx, ci, len, m, s.dt);
-  std::string yr = ctx.emit1("MatMul", {re, mr});
-  std::string yi = ctx.emit1("MatMul", {re, mi});
-  if (!im.empty()) {
-    yr = ctx.emit1("Sub", {yr, ctx.emit1("MatMul", {im, mi})});
-    yi = ctx.emit1("Add", {yi, ctx.emit1("MatMul", {im, mr})});
-  }
-  s.x = makePair(ctx, swapLast(ctx, yr, rank, axis), swapLast(ctx, yi, rank, axis), rank);
-  s.cplx = true;
+  complexProduct(ctx, s, re, im, matrix(ctx, cr, len, m, s.dt), matrix(ctx, ci, len, m, s.dt), axis);
   s.shape[static_cast<size_t>(axis)] = m;
   return okStatus();
 }
@@ -226,6 +225,15 @@ Status dft1(Context& ctx, Signal& s, int axis, const Length& length, Kind kind, 
 // (FFT convolution's 2 * L), which the DFT then reads at run time.
 Result<Length> dftLength(Context& ctx, const Value* v) {
   if (auto c = ctx.maybeInt(v)) return Length{*c, {}};
+  // A size of an axis no dynamic axis reaches (traced `h, w = x.shape[-2:]` without dynamic H, W)
+  // is the example's at every run: constant matrices.
+  const Node* p = v->producer;
+  while (p && (p->kind == "aten::Int" || p->kind == "prim::NumToTensor" || p->kind == "aten::ScalarImplicit") &&
+         !p->inputs.empty())  // how a trace records int(size)
+    p = p->inputs[0]->producer;
+  if (v->example && v->example->isInt() && p && p->kind == "aten::size" && p->inputs.size() == 2)
+    if (auto d = ctx.maybeInt(p->inputs[1]); d && !ctx.axisMayVary(p->inputs[0], *d))
+      return Length{v->example->toInt(), {}};
   if (v->example && v->example->isInt()) {
     OXPORT_ASSIGN(std::string t, ctx.tensorOfType(v, DType::Int64));
     return Length{v->example->toInt(), ctx.reshape(t, {})};
