@@ -118,8 +118,8 @@ Status perPart(Context& ctx, const Node& n) {
 
 // The node's real converter with each complex tensor input bound to its real part (same PyTorch
 // shape), the results left as that converter binds them.
-Status onRealParts(Context& ctx, const Node& n, const OpEntry*& real) {
-  real = builtinRegistry().find(n.kind, ctx.opset(), false);
+Status onRealParts(Context& ctx, const Node& n) {
+  const OpEntry* real = builtinRegistry().find(n.kind, ctx.opset(), false);
   if (!real) return ctx.error("complex-value", "complex values reach " + n.kind + ", which has no conversion here");
   std::vector<std::pair<const Value*, std::string>> saved;
   for (const Value* in : n.inputs) {
@@ -135,17 +135,13 @@ Status onRealParts(Context& ctx, const Node& n, const OpEntry*& real) {
 }
 
 // What reads only a complex tensor's shape (size, dim, numel): the real part's answer.
-Status convertShapeOfComplex(Context& ctx, const Node& n) {
-  const OpEntry* real = nullptr;
-  return onRealParts(ctx, n, real);
-}
+Status convertShapeOfComplex(Context& ctx, const Node& n) { return onRealParts(ctx, n); }
 
 // Creation with a complex dtype (torch.zeros(b, c, h, w, dtype=torch.cfloat), FNO's spectrum
 // buffer; ones_like/full_like of a complex tensor): the real converter's tensor is the real part
 // and the imaginary part is zero.
 Status convertComplexCreation(Context& ctx, const Node& n) {
-  const OpEntry* real = nullptr;
-  OXPORT_TRY(onRealParts(ctx, n, real));
+  OXPORT_TRY(onRealParts(ctx, n));
   auto re = ctx.boundName(n.output(0));
   if (!re) return ctx.error("internal", n.kind + " bound no result");
   const std::string im = ctx.emit1("Mul", {*re, ctx.constScalar(0.0, n.output(0)->meta.dtype)});
@@ -161,6 +157,7 @@ Status convertBilinear(Context& ctx, const Node& n) {
   struct Slot {
     const Value* v;
     std::string x;
+    std::string part[2];  // re, im: taken once, read by the four products
   };
   std::vector<Slot> slots;
   const Value* list = nullptr;
@@ -176,22 +173,24 @@ Status convertBilinear(Context& ctx, const Node& n) {
       for (const Value* e : elems)
         if (e->meta.complex) {
           OXPORT_ASSIGN(std::string x, ctx.tensor(e));
-          slots.push_back({e, x});
+          slots.push_back({e, x, {}});
         }
     } else if (in->meta.complex) {
       OXPORT_ASSIGN(std::string x, ctx.tensor(in));
-      slots.push_back({in, x});
+      slots.push_back({in, x, {}});
     }
   }
   if (slots.size() < 2) return perPart(ctx, n);
   if (slots.size() > 2) return ctx.error("complex-value", n.kind + " of more than two complex operands");
+  for (auto& sl : slots)
+    for (int k = 0; k < 2; ++k) sl.part[k] = pairPart(ctx, sl.x, sl.v->meta.rank(), k);
   const OpEntry* real = builtinRegistry().find(n.kind, ctx.opset(), false);
   if (!real) return ctx.error("complex-value", "complex values reach " + n.kind + ", which has no conversion here");
   auto eval = [&](int pa, int pb) -> Result<std::string> {
     const int parts[2] = {pa, pb};
     std::vector<std::string> names = list_names;
     for (size_t i = 0; i < 2; ++i) {
-      const std::string part = pairPart(ctx, slots[i].x, slots[i].v->meta.rank(), parts[i]);
+      const std::string& part = slots[i].part[parts[i]];
       ctx.bind(slots[i].v, part);
       for (size_t k = 0; k < names.size(); ++k)
         if (names[k] == slots[i].x) names[k] = part;
