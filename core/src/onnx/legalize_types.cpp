@@ -3,7 +3,9 @@
 #include <onnx/defs/schema.h>
 
 #include <map>
+#include <optional>
 #include <set>
+#include <tuple>
 #include <unordered_set>
 
 #include "onnx/writer.h"
@@ -36,23 +38,34 @@ bool allows(const ::onnx::OpSchema::FormalParameter& p, const char* type) {
 
 bool isHalf(DType t) { return t == DType::Float16 || t == DType::BFloat16; }
 
-// Whether a float16/bfloat16 tensor can appear at all: a graph input, an initializer, a Constant
-// or a Cast to one of those types. Graphs without one are left alone without inferring types.
-bool mayHoldHalf(const Graph& g) {
+// The type an op runs in where the opset has no form for t: float16/bfloat16 compute in float32;
+// int8, uint8 and int16 in int32 (Add, Sub, Mul, Div, Abs, Neg, comparisons ... take them only from
+// opset 14 or later). An integer result cast back wraps around as the narrow type's arithmetic does.
+std::optional<DType> widerType(DType t) {
+  if (isHalf(t)) return DType::Float32;
+  if (t == DType::Int8 || t == DType::UInt8 || t == DType::Int16) return DType::Int32;
+  return std::nullopt;
+}
+
+// Whether a tensor of a type with a wider form can appear at all: a graph input, an initializer, a
+// Constant or a Cast to one of those types. Graphs without one are left alone without inferring types.
+bool mayHoldNarrow(const Graph& g) {
   for (const auto& in : g.inputs)
-    if (isHalf(in.dtype)) return true;
+    if (widerType(in.dtype)) return true;
   for (const auto& init : g.initializers)
-    if (isHalf(init.tensor.dtype)) return true;
-  const int f16 = onnxDataType(DType::Float16), bf16 = onnxDataType(DType::BFloat16);
+    if (widerType(init.tensor.dtype)) return true;
   for (const auto& n : g.nodes)
     for (const auto& a : n.attributes) {
-      if (const auto* t = std::get_if<HostTensor>(&a.value); t && isHalf(t->dtype)) return true;
-      if (const auto* i = std::get_if<int64_t>(&a.value); i && (a.name == "to" || a.name == "dtype") &&
-                                                          (*i == f16 || *i == bf16))
-        return true;
+      if (const auto* t = std::get_if<HostTensor>(&a.value); t && widerType(t->dtype)) return true;
+      if (const auto* i = std::get_if<int64_t>(&a.value); i && (a.name == "to" || a.name == "dtype")) {
+        auto t = fromOnnxDataType(static_cast<int>(*i));
+        if (t && widerType(*t)) return true;
+      }
     }
   return false;
 }
+
+const char* suffix(DType wide) { return wide == DType::Float32 ? "float" : "int32"; }
 
 const ::onnx::OpSchema::FormalParameter* formalInput(const ::onnx::OpSchema& s, size_t i) {
   const auto& ins = s.inputs();
@@ -73,7 +86,7 @@ const ::onnx::OpSchema::FormalParameter* formalOutput(const ::onnx::OpSchema& s,
 Result<std::vector<LegalizedOp>> legalizeTypes(Model& model) {
   std::vector<LegalizedOp> done;
   Graph& g = model.graph;
-  if (!mayHoldHalf(g)) return done;
+  if (!mayHoldNarrow(g)) return done;
   auto opset_it = model.opset_imports.find("");
   if (opset_it == model.opset_imports.end()) return done;
   const int opset = static_cast<int>(opset_it->second);
@@ -104,40 +117,43 @@ Result<std::vector<LegalizedOp>> legalizeTypes(Model& model) {
     a.value = static_cast<int64_t>(onnxDataType(t));
     return a;
   };
-  std::map<std::pair<std::string, DType>, int> counts;
+  std::map<std::tuple<std::string, DType, DType>, int> counts;
 
   std::vector<Node> out;
   out.reserve(g.nodes.size());
   for (auto& n : g.nodes) {
     const ::onnx::OpSchema* schema =
         n.domain.empty() ? ::onnx::OpSchemaRegistry::Schema(n.op_type, opset, "") : nullptr;
-    // Type parameters bound to a type the schema does not allow here, where float32 is allowed.
-    std::map<std::string, DType> widen;  // type string ("T") -> the type it was bound to
+    // Type parameters bound to a type the schema does not allow here, where its wider type is allowed.
+    std::map<std::string, std::pair<DType, DType>> widen;  // type string ("T") -> (bound type, wider type)
     if (schema) {
       for (size_t i = 0; i < n.inputs.size(); ++i) {
         if (n.inputs[i].empty()) continue;
         const auto* p = formalInput(*schema, i);
         auto t = types.find(n.inputs[i]);
-        if (!p || t == types.end() || !isHalf(t->second)) continue;
-        if (!allows(*p, onnxTypeName(t->second)) && allows(*p, onnxTypeName(DType::Float32)))
-          widen.emplace(p->GetTypeStr(), t->second);
+        if (!p || t == types.end()) continue;
+        auto wide = widerType(t->second);
+        if (wide && !allows(*p, onnxTypeName(t->second)) && allows(*p, onnxTypeName(*wide)))
+          widen.emplace(p->GetTypeStr(), std::make_pair(t->second, *wide));
       }
     }
     if (widen.empty()) {
       out.push_back(std::move(n));
       continue;
     }
-    DType from = widen.begin()->second;
+    DType from = widen.begin()->second.first;
     for (size_t i = 0; i < n.inputs.size(); ++i) {
       if (n.inputs[i].empty()) continue;
       const auto* p = formalInput(*schema, i);
-      if (!p || !widen.count(p->GetTypeStr())) continue;
+      auto w = p ? widen.find(p->GetTypeStr()) : widen.end();
+      if (w == widen.end()) continue;
+      const std::string wide = suffix(w->second.second);
       Node cast;
       cast.op_type = "Cast";
-      cast.name = fresh(n.name.empty() ? n.inputs[i] + "_to_float" : n.name + "_in" + std::to_string(i) + "_to_float");
+      cast.name = fresh(n.name.empty() ? n.inputs[i] + "_to_" + wide : n.name + "_in" + std::to_string(i) + "_to_" + wide);
       cast.inputs = {n.inputs[i]};
-      cast.outputs = {fresh(n.inputs[i] + "_float")};
-      cast.attributes = {attrTo(DType::Float32)};
+      cast.outputs = {fresh(n.inputs[i] + "_" + wide)};
+      cast.attributes = {attrTo(w->second.second)};
       cast.origins = n.origins;
       cast.module_path = n.module_path;
       cast.doc_string = n.doc_string;
@@ -151,24 +167,26 @@ Result<std::vector<LegalizedOp>> legalizeTypes(Model& model) {
       if (!p) continue;
       auto w = widen.find(p->GetTypeStr());
       if (w == widen.end()) continue;
+      const std::string wide = suffix(w->second.second);
       Node cast;
       cast.op_type = "Cast";
-      cast.name = fresh(n.name.empty() ? n.outputs[i] + "_from_float" : n.name + "_out" + std::to_string(i) + "_from_float");
+      cast.name = fresh(n.name.empty() ? n.outputs[i] + "_from_" + wide : n.name + "_out" + std::to_string(i) + "_from_" + wide);
       cast.outputs = {n.outputs[i]};
-      n.outputs[i] = fresh(n.outputs[i] + "_float");
+      n.outputs[i] = fresh(n.outputs[i] + "_" + wide);
       cast.inputs = {n.outputs[i]};
-      cast.attributes = {attrTo(w->second)};
+      cast.attributes = {attrTo(w->second.first)};
       cast.origins = n.origins;
       cast.module_path = n.module_path;
       cast.doc_string = n.doc_string;
       after.push_back(std::move(cast));
     }
-    ++counts[{n.op_type, from}];
+    ++counts[{n.op_type, from, widen.begin()->second.second}];
     out.push_back(std::move(n));
     for (auto& c : after) out.push_back(std::move(c));
   }
   g.nodes = std::move(out);
-  for (const auto& [key, count] : counts) done.push_back({key.first, dtypeName(key.second), count});
+  for (const auto& [key, count] : counts)
+    done.push_back({std::get<0>(key), dtypeName(std::get<1>(key)), dtypeName(std::get<2>(key)), count});
   return done;
 }
 

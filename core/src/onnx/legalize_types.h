@@ -1,6 +1,7 @@
 // Legalizing element types: ONNX ops accept only some types per opset (Conv takes no bfloat16
 // before opset 22; many ops take no float16 or bfloat16 at low opsets), while a float16/bfloat16
-// model computes every op in its own type. The pass runs such an op in float32 between Casts.
+// model computes every op in its own type. The pass runs such an op in float32 between Casts; ops on
+// int8/uint8/int16 tensors that the opset takes only for wider integers run in int32.
 #pragma once
 
 #include <string>
@@ -14,13 +15,14 @@ namespace oxport::onnx_ir {
 struct LegalizedOp {
   std::string op_type;
   std::string from;  // "bfloat16"
+  std::string to;    // "float32", or "int32" for int8/uint8/int16
   int count = 0;
 };
 
 // For each node of the main graph (ai.onnx domain) whose input type is not allowed by the op's
-// schema at the model's opset while float32 is, casts the inputs bound to that type parameter to
-// float32 and the outputs bound to it back. Only graphs with a float16 or bfloat16 value are
-// looked at (a cheap check first). Returns what was rewritten, per op type and type.
+// schema at the model's opset while its wider type is (float32 for float16/bfloat16, int32 for
+// int8/uint8/int16), casts the inputs bound to that type parameter to the wider type and the outputs
+// bound to it back. Only graphs where such a value can appear are looked at (a cheap check first). Returns what was rewritten, per op type and type.
 Result<std::vector<LegalizedOp>> legalizeTypes(Model& model);
 
 }  // namespace oxport::onnx_ir

@@ -76,9 +76,9 @@ Status passLegalizeTypes(ExportState& s) {
     return okStatus();
   }
   for (const auto& op : *done) {
-    Diagnostic d = makeWarning("computed-in-float32",
-                               std::to_string(op.count) + " " + op.op_type +
-                                   " node(s) compute in float32 between Casts: ONNX opset " +
+    Diagnostic d = makeWarning("computed-in-" + op.to,
+                               std::to_string(op.count) + " " + op.op_type + " node(s) compute in " + op.to +
+                                   " between Casts: ONNX opset " +
                                    std::to_string(s.options.opset_version) + " has no " + op.op_type + " for " +
                                    op.from + "; the values around it stay " + op.from,
                                "a newer opset may accept " + op.from + " for " + op.op_type);
