@@ -61,8 +61,8 @@ aten::special_xlog1py aten::special_ndtr
 NOT_YET = {
     "aten::nextafter": "needs the float's bit pattern: ONNX has no bitcast between floats and integers up to opset 17",
     "aten::frexp": "the exponent and mantissa need the bit pattern; Floor(Log2(|x|)) is off by one next to powers of two and for subnormals",
-    "aten::__and__ / __or__ / __xor__ / bitwise_not (integers)":
-        "ONNX's BitwiseAnd/Or/Xor/Not are opset 18 (oxport targets 9-17); on bool tensors they convert",
+    "aten::__and__ / __or__ / __xor__ (integers)":
+        "ONNX's BitwiseAnd/Or/Xor are opset 18 (oxport targets 9-17); on bool tensors they convert. bitwise_not on integers converts (-1 - x; 255 - x for uint8)",
     "aten::polygamma": "n >= 1 needs the Hurwitz zeta series libtorch sums (no ONNX op); digamma (n = 0) converts",
     "aten::special_erfcx / special_i0e / special_i1 / special_i1e / special_ndtri / special_log_ndtr / special_zeta / special_bessel_j0 / special_bessel_j1":
         "libtorch evaluates Cephes rational/Chebyshev approximations (no ONNX op); a port is a graph of ~30 nodes per function, not yet written",

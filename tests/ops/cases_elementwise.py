@@ -28,6 +28,24 @@ CASES = [
          opsets=(9, 10, 11, 17)),
     case("round_decimals", lambda a: torch.round(a, decimals=2), [T(3, 4)], opsets=(9, 11, 17), dynamic={0: [0]}),
     case("round_decimals_negative", lambda a: torch.round(a * 1000, decimals=-2), [T(3, 4)], opsets=(11, 17)),
+    # ~x on integers below opset 18 (two's complement: -1 - x, 255 - x for uint8); the extreme values
+    # of each type included, and mixed with & on masks as bit tricks write it.
+    case("bitwise_not_int64", lambda a: ~a, [Npy(np.array([[0, 1, -1, 7], [-9223372036854775808, 9223372036854775807, 42, -42]], dtype=np.int64))],
+         opsets=(9, 11, 17), dynamic={0: [0]}),
+    case("bitwise_not_int32", lambda a: torch.bitwise_not(a.int()) * 2, [T(3, 4, dtype="int64", fill="arange")], opsets=(11, 17)),
+    case("bitwise_not_int8_extremes", lambda a: ~a, [Npy(np.array([-128, -1, 0, 1, 127], dtype=np.int8))], opsets=(11, 17)),
+    case("bitwise_not_uint8", lambda a: ~a, [Npy(np.array([0, 1, 128, 254, 255], dtype=np.uint8))], opsets=(9, 11, 17)),
+    case("bitwise_not_mask_and_int", lambda a, b: (~(a > 0)) & (b > 0) | (~b.long() > -3), [T(3, 4), T(3, 4, seed=1)]),
+    # Arithmetic and comparisons on int8/uint8/int16 tensors, which ONNX takes only from opset 14: below
+    # it they run in int32 between Casts, and int8 overflow wraps as in libtorch (100 * 3 -> 44).
+    case("int8_arith_wraps", lambda a: a.char() * 3 + 1 - (a.char() // 2), [T(3, 4, dtype="int64", fill="arange")],
+         opsets=(9, 11, 13, 14, 17), dynamic={0: [0]}),
+    case("int8_overflow_wraps", lambda a: a * 3 + a.abs() - (-a), [Npy(np.array([100, -100, 127, -128, 5], dtype=np.int8))],
+         opsets=(11, 17)),
+    case("uint8_image_threshold", lambda a: ((a > 128) & (a.abs() < 250)).float() + (a // 16).float(),
+         [Npy(np.arange(0, 256, 7, dtype=np.uint8).reshape(1, 37))], opsets=(9, 11, 17), dynamic={0: [0]}),
+    case("int16_sum_clamp", lambda a: torch.clamp(a.short() * 300, -1000, 1000).sum(-1), [T(2, 6, dtype="int64", fill="arange")],
+         opsets=(11, 17)),
     case("compare", lambda a, b: (a > b) & (a <= 1.0) | (a == b), [T(3, 4), T(3, 4)]),
     case("compare_ne_lt_ge", lambda a, b: ((a != b) ^ (a < 0)) | (b >= 0.5), [T(3, 4), T(3, 4)], opsets=(9, 11, 13)),
     case("logical_not", lambda a: torch.logical_not(a > 0), [T(3, 4)]),
@@ -72,6 +90,17 @@ CASES += [
     # list * int (aten::mul.left_t), scripted: classifier-free guidance's torch.cat([x] * 2).
     case("list_repeat_cat_scripted", ListRepeatCat(), [T(2, 3), T(1, 3, seed=1)], script=True, opsets=(11, 17),
          dynamic={0: [0]}),
+]
+
+
+class ShortInvert(torch.nn.Module):
+    def forward(self, x):
+        return torch.bitwise_not(x.short() - 3).long() + 1
+
+
+CASES += [
+    case("bitwise_not_int16_scripted", ShortInvert(), [T(2, 5, dtype="int64", fill="arange")],
+         opsets=(11,), script=True),
 ]
 
 

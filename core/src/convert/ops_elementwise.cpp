@@ -325,6 +325,26 @@ Status convertLogicalNot(Context& ctx, const Node& n) {
   return bindOut(ctx, n, r);
 }
 
+// ~x. On bool tensors it is Not. On integers, two's complement makes ~x = -1 - x for every
+// signed value (no overflow: -1 - INT_MIN is INT_MAX) and 255 - x for uint8. int8/int16/uint8 are
+// computed in int32, where ONNX Runtime has Sub kernels at every opset, and cast back (the result is
+// in range, so the cast is exact). ONNX's BitwiseNot is opset 18, past the opsets oxport writes.
+Status convertBitwiseNot(Context& ctx, const Node& n) {
+  const DType dt = n.output(0)->meta.dtype;
+  if (dt == DType::Bool) return convertLogicalNot(ctx, n);
+  if (isFloating(dt))
+    return ctx.error("unsupported-form", "bitwise_not needs an integer or bool tensor",
+                     "torch refuses ~ on floating tensors too: compare first (x != 0) or cast to an integer");
+  const Args args(ctx, n);
+  const bool wide = dt == DType::Int32 || dt == DType::Int64;
+  const DType work = wide ? dt : DType::Int32;
+  OXPORT_ASSIGN(std::string x, ctx.tensorOfType(args.in("self", 0), work));
+  const double all_ones = dt == DType::UInt8 ? 255.0 : -1.0;
+  std::string r = ctx.emit1("Sub", {ctx.constScalar(all_ones, work), x});
+  if (!wide) r = ctx.cast(r, dt);
+  return bindOut(ctx, n, r);
+}
+
 // clamp(self, min=None, max=None): scalars or tensors.
 Status convertClamp(Context& ctx, const Node& n) {
   const Args args(ctx, n);
@@ -455,11 +475,7 @@ void registerElementwiseOps(Registry& r) {
   addAll(r, {"aten::__and__", "aten::bitwise_and", "aten::__iand__"}, logical("And", true));
   addAll(r, {"aten::__or__", "aten::bitwise_or", "aten::__ior__"}, logical("Or", true));
   addAll(r, {"aten::__xor__", "aten::bitwise_xor", "aten::__ixor__"}, logical("Xor", true));
-  r.add("aten::bitwise_not", [](Context& ctx, const Node& n) -> Status {
-    if (n.output(0)->meta.dtype != DType::Bool)
-      return ctx.error("unsupported-form", "bitwise_not on integer tensors has no ONNX form before opset 18");
-    return convertLogicalNot(ctx, n);
-  });
+  r.add("aten::bitwise_not", convertBitwiseNot);
   addAll(r, {"aten::clamp", "aten::clamp_", "aten::clip"}, convertClamp);
   r.add("aten::clamp_min", clampOneSide(true));
   r.add("aten::clamp_max", clampOneSide(false));
