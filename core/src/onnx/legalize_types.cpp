@@ -65,6 +65,17 @@ bool mayHoldNarrow(const Graph& g) {
   return false;
 }
 
+// Elementwise ops whose schema lists the narrow integers (Greater-9, Equal-11, Add/Mul-14 ...)
+// while ONNX Runtime registers no kernel for them (1.20: a file with Mul-14 on int8 does not load).
+// Computed in int32 and cast back they give the same values, so they widen at every opset.
+bool lacksNarrowKernel(const std::string& op, DType t) {
+  if (t != DType::Int8 && t != DType::UInt8 && t != DType::Int16) return false;
+  static const std::set<std::string> ops = {"Add", "Sub", "Mul", "Div", "Mod", "Abs", "Neg", "Sign",
+                                            "Max", "Min", "Sum", "Clip", "Greater", "Less",
+                                            "GreaterOrEqual", "LessOrEqual", "Equal"};
+  return ops.count(op) > 0;
+}
+
 const char* suffix(DType wide) { return wide == DType::Float32 ? "float" : "int32"; }
 
 const ::onnx::OpSchema::FormalParameter* formalInput(const ::onnx::OpSchema& s, size_t i) {
@@ -133,7 +144,8 @@ Result<std::vector<LegalizedOp>> legalizeTypes(Model& model) {
         auto t = types.find(n.inputs[i]);
         if (!p || t == types.end()) continue;
         auto wide = widerType(t->second);
-        if (wide && !allows(*p, onnxTypeName(t->second)) && allows(*p, onnxTypeName(*wide)))
+        if (wide && (!allows(*p, onnxTypeName(t->second)) || lacksNarrowKernel(n.op_type, t->second)) &&
+            allows(*p, onnxTypeName(*wide)))
           widen.emplace(p->GetTypeStr(), std::make_pair(t->second, *wide));
       }
     }
