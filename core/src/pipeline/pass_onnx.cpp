@@ -76,12 +76,13 @@ Status passLegalizeTypes(ExportState& s) {
     return okStatus();
   }
   for (const auto& op : *done) {
-    Diagnostic d = makeWarning("computed-in-" + op.to,
-                               std::to_string(op.count) + " " + op.op_type + " node(s) compute in " + op.to +
-                                   " between Casts: ONNX opset " +
-                                   std::to_string(s.options.opset_version) + " has no " + op.op_type + " for " +
-                                   op.from + "; the values around it stay " + op.from,
-                               "a newer opset may accept " + op.from + " for " + op.op_type);
+    const std::string what = std::to_string(op.count) + " " + op.op_type + " node(s) compute in " + op.to +
+                             " between Casts: ONNX opset " + std::to_string(s.options.opset_version) +
+                             " (or ONNX Runtime) has no " + op.op_type + " for " + op.from +
+                             "; the values around it stay " + op.from;
+    const std::string hint = "a newer opset may accept " + op.from + " for " + op.op_type;
+    Diagnostic d = op.to == "int32" ? makeWarning("computed-in-int32", what, hint)
+                                    : makeWarning("computed-in-float32", what, hint);
     d.severity = Severity::Note;
     s.result.diagnostics.push_back(std::move(d));
   }
