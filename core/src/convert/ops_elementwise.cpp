@@ -326,9 +326,9 @@ Status convertLogicalNot(Context& ctx, const Node& n) {
 }
 
 // ~x. On bool tensors it is Not. On integers, two's complement makes ~x = -1 - x for every
-// signed value (no overflow: -1 - INT_MIN is INT_MAX) and 255 - x for uint8. int8/int16/uint8 are
-// computed in int32, where ONNX Runtime has Sub kernels at every opset, and cast back (the result is
-// in range, so the cast is exact). ONNX's BitwiseNot is opset 18, past the opsets oxport writes.
+// signed value (no overflow: -1 - INT_MIN is INT_MAX) and 255 - x for uint8. Sub on int8/int16/uint8
+// is widened to int32 by the legalize-types pass where the opset or ONNX Runtime lacks it. ONNX's
+// BitwiseNot is opset 18, past the opsets oxport writes.
 Status convertBitwiseNot(Context& ctx, const Node& n) {
   const DType dt = n.output(0)->meta.dtype;
   if (dt == DType::Bool) return convertLogicalNot(ctx, n);
@@ -336,13 +336,9 @@ Status convertBitwiseNot(Context& ctx, const Node& n) {
     return ctx.error("unsupported-form", "bitwise_not needs an integer or bool tensor",
                      "torch refuses ~ on floating tensors too: compare first (x != 0) or cast to an integer");
   const Args args(ctx, n);
-  const bool wide = dt == DType::Int32 || dt == DType::Int64;
-  const DType work = wide ? dt : DType::Int32;
-  OXPORT_ASSIGN(std::string x, ctx.tensorOfType(args.in("self", 0), work));
+  OXPORT_ASSIGN(std::string x, ctx.tensorOfType(args.in("self", 0), dt));
   const double all_ones = dt == DType::UInt8 ? 255.0 : -1.0;
-  std::string r = ctx.emit1("Sub", {ctx.constScalar(all_ones, work), x});
-  if (!wide) r = ctx.cast(r, dt);
-  return bindOut(ctx, n, r);
+  return bindOut(ctx, n, ctx.emit1("Sub", {ctx.constScalar(all_ones, dt), x}));
 }
 
 // clamp(self, min=None, max=None): scalars or tensors.

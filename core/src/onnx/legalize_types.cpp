@@ -69,7 +69,7 @@ bool mayHoldNarrow(const Graph& g) {
 // while ONNX Runtime registers no kernel for them (1.20: a file with Mul-14 on int8 does not load).
 // Computed in int32 and cast back they give the same values, so they widen at every opset.
 bool lacksNarrowKernel(const std::string& op, DType t) {
-  if (t != DType::Int8 && t != DType::UInt8 && t != DType::Int16) return false;
+  if (widerType(t) != DType::Int32) return false;
   static const std::set<std::string> ops = {"Add", "Sub", "Mul", "Div", "Mod", "Abs", "Neg", "Sign",
                                             "Max", "Min", "Sum", "Clip", "Greater", "Less",
                                             "GreaterOrEqual", "LessOrEqual", "Equal"};
