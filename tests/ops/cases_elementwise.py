@@ -115,6 +115,37 @@ CASES += [
 ]
 
 
+class Uint8HalveOrDouble(torch.nn.Module):
+    def forward(self, x):
+        y = (x * 60 + 128).clamp(0, 255).byte()
+        for i in range(x.size(0)):
+            if bool(y.max() > 128):
+                y = y // 2 + 1
+            else:
+                y = y * 2 - 1
+        return y
+
+
+class Int8StepInBranch(torch.nn.Module):
+    def forward(self, x):
+        q = (x * 40).to(torch.int8)
+        if bool(x.mean() > 0):
+            q = q * 3 - 5
+        else:
+            q = -q + 7
+        return q, q.abs() > 20
+
+
+CASES += [
+    # Narrow-integer arithmetic and comparisons inside Loop and If bodies: the legalize-types pass
+    # widens them there too (ONNX Runtime refused to load the body's uint8 Add). The loop takes both
+    # branches across its iterations, and the uint8 steps wrap around as in libtorch.
+    case("uint8_loop_if_scripted", Uint8HalveOrDouble(), [T(3, 4)], opsets=(11, 13, 17), script=True,
+         dynamic={0: [0, 1]}),
+    case("int8_if_branch_scripted", Int8StepInBranch(), [T(3, 5)], opsets=(11, 13), script=True),
+]
+
+
 class TruncatedNonZero(torch.nn.Module):
     def forward(self, x):
         return torch.where((x * 3).long().to(torch.bool), x, -x)

@@ -57,6 +57,8 @@ bool mayHoldNarrow(const Graph& g) {
   for (const auto& n : g.nodes)
     for (const auto& a : n.attributes) {
       if (const auto* t = std::get_if<HostTensor>(&a.value); t && widerType(t->dtype)) return true;
+      if (const auto* sub = std::get_if<std::shared_ptr<Graph>>(&a.value); sub && *sub && mayHoldNarrow(**sub))
+        return true;
       if (const auto* i = std::get_if<int64_t>(&a.value); i && (a.name == "to" || a.name == "dtype")) {
         auto t = fromOnnxDataType(static_cast<int>(*i));
         if (t && widerType(*t)) return true;
@@ -92,57 +94,82 @@ const ::onnx::OpSchema::FormalParameter* formalOutput(const ::onnx::OpSchema& s,
   return outs.back().GetOption() == ::onnx::OpSchema::Variadic ? &outs.back() : nullptr;
 }
 
-}  // namespace
-
-Result<std::vector<LegalizedOp>> legalizeTypes(Model& model) {
-  std::vector<LegalizedOp> done;
-  Graph& g = model.graph;
-  if (!mayHoldNarrow(g)) return done;
-  auto opset_it = model.opset_imports.find("");
-  if (opset_it == model.opset_imports.end()) return done;
-  const int opset = static_cast<int>(opset_it->second);
-  OXPORT_ASSIGN(auto types, inferValueTypes(model));
-  if (opset < 13)
-    for (const auto& [name, t] : types)
-      if (t == DType::BFloat16)
-        return Error("opset-too-old",
-                     "the model computes in bfloat16 ('" + name + "'), which ONNX has only from opset 13 (opset " +
-                         std::to_string(opset) + " cannot even Cast it)",
-                     "export with opset_version 13 or newer, or convert the model to float16 or float32 first");
-
-  std::unordered_set<std::string> names;
-  for (const auto& [name, t] : types) names.insert(name);
-  for (const auto& n : g.nodes) {
-    names.insert(n.outputs.begin(), n.outputs.end());
-    names.insert(n.name);
+// Rewrites one graph and, before each node, the If/Loop/Scan bodies it holds (names are unique
+// across scopes, so one name set and one type map serve them all).
+class Legalizer {
+ public:
+  Legalizer(int opset, const std::map<std::string, DType>& types) : opset_(opset), types_(types) {
+    for (const auto& [name, t] : types) names_.insert(name);
   }
-  auto fresh = [&](const std::string& base) {
+
+  void collectNames(const Graph& g) {
+    for (const auto& in : g.inputs) names_.insert(in.name);
+    for (const auto& n : g.nodes) {
+      names_.insert(n.outputs.begin(), n.outputs.end());
+      names_.insert(n.name);
+      for (const auto& a : n.attributes)
+        if (const auto* sub = std::get_if<std::shared_ptr<Graph>>(&a.value); sub && *sub) collectNames(**sub);
+    }
+  }
+
+  void rewrite(Graph& g) {
+    if (!visited_.insert(&g).second) return;  // a body shared by two nodes is rewritten once
+    std::vector<Node> out;
+    out.reserve(g.nodes.size());
+    for (auto& n : g.nodes) {
+      for (auto& a : n.attributes)
+        if (auto* sub = std::get_if<std::shared_ptr<Graph>>(&a.value); sub && *sub) rewrite(**sub);
+      legalizeNode(std::move(n), out);
+    }
+    g.nodes = std::move(out);
+  }
+
+  std::vector<LegalizedOp> summary() const {
+    std::vector<LegalizedOp> done;
+    for (const auto& [key, count] : counts_)
+      done.push_back({std::get<0>(key), dtypeName(std::get<1>(key)), dtypeName(std::get<2>(key)), count});
+    return done;
+  }
+
+ private:
+  std::string fresh(const std::string& base) {
     std::string name = base;
-    for (int k = 1; names.count(name); ++k) name = base + "_" + std::to_string(k);
-    names.insert(name);
+    for (int k = 1; names_.count(name); ++k) name = base + "_" + std::to_string(k);
+    names_.insert(name);
     return name;
-  };
-  auto attrTo = [](DType t) {
+  }
+
+  static Attribute attrTo(DType t) {
     Attribute a;
     a.name = "to";
     a.value = static_cast<int64_t>(onnxDataType(t));
     return a;
-  };
-  std::map<std::tuple<std::string, DType, DType>, int> counts;
+  }
 
-  std::vector<Node> out;
-  out.reserve(g.nodes.size());
-  for (auto& n : g.nodes) {
+  static Node castLike(const Node& n, std::string name, std::string input, std::string output, DType to) {
+    Node cast;
+    cast.op_type = "Cast";
+    cast.name = std::move(name);
+    cast.inputs = {std::move(input)};
+    cast.outputs = {std::move(output)};
+    cast.attributes = {attrTo(to)};
+    cast.origins = n.origins;
+    cast.module_path = n.module_path;
+    cast.doc_string = n.doc_string;
+    return cast;
+  }
+
+  void legalizeNode(Node n, std::vector<Node>& out) {
     const ::onnx::OpSchema* schema =
-        n.domain.empty() ? ::onnx::OpSchemaRegistry::Schema(n.op_type, opset, "") : nullptr;
+        n.domain.empty() ? ::onnx::OpSchemaRegistry::Schema(n.op_type, opset_, "") : nullptr;
     // Type parameters bound to a type the schema does not allow here, where its wider type is allowed.
     std::map<std::string, std::pair<DType, DType>> widen;  // type string ("T") -> (bound type, wider type)
     if (schema) {
       for (size_t i = 0; i < n.inputs.size(); ++i) {
         if (n.inputs[i].empty()) continue;
         const auto* p = formalInput(*schema, i);
-        auto t = types.find(n.inputs[i]);
-        if (!p || t == types.end()) continue;
+        auto t = types_.find(n.inputs[i]);
+        if (!p || t == types_.end()) continue;
         auto wide = widerType(t->second);
         if (wide && (!allows(*p, onnxTypeName(t->second)) || lacksNarrowKernel(n.op_type, t->second)) &&
             allows(*p, onnxTypeName(*wide)))
@@ -151,7 +178,7 @@ Result<std::vector<LegalizedOp>> legalizeTypes(Model& model) {
     }
     if (widen.empty()) {
       out.push_back(std::move(n));
-      continue;
+      return;
     }
     DType from = widen.begin()->second.first;
     for (size_t i = 0; i < n.inputs.size(); ++i) {
@@ -160,17 +187,11 @@ Result<std::vector<LegalizedOp>> legalizeTypes(Model& model) {
       auto w = p ? widen.find(p->GetTypeStr()) : widen.end();
       if (w == widen.end()) continue;
       const std::string wide = suffix(w->second.second);
-      Node cast;
-      cast.op_type = "Cast";
-      cast.name = fresh(n.name.empty() ? n.inputs[i] + "_to_" + wide : n.name + "_in" + std::to_string(i) + "_to_" + wide);
-      cast.inputs = {n.inputs[i]};
-      cast.outputs = {fresh(n.inputs[i] + "_" + wide)};
-      cast.attributes = {attrTo(w->second.second)};
-      cast.origins = n.origins;
-      cast.module_path = n.module_path;
-      cast.doc_string = n.doc_string;
-      n.inputs[i] = cast.outputs[0];
-      out.push_back(std::move(cast));
+      std::string name =
+          fresh(n.name.empty() ? n.inputs[i] + "_to_" + wide : n.name + "_in" + std::to_string(i) + "_to_" + wide);
+      std::string cast_out = fresh(n.inputs[i] + "_" + wide);
+      out.push_back(castLike(n, std::move(name), n.inputs[i], cast_out, w->second.second));
+      n.inputs[i] = std::move(cast_out);
     }
     std::vector<Node> after;
     for (size_t i = 0; i < n.outputs.size(); ++i) {
@@ -180,26 +201,44 @@ Result<std::vector<LegalizedOp>> legalizeTypes(Model& model) {
       auto w = widen.find(p->GetTypeStr());
       if (w == widen.end()) continue;
       const std::string wide = suffix(w->second.second);
-      Node cast;
-      cast.op_type = "Cast";
-      cast.name = fresh(n.name.empty() ? n.outputs[i] + "_from_" + wide : n.name + "_out" + std::to_string(i) + "_from_" + wide);
-      cast.outputs = {n.outputs[i]};
-      n.outputs[i] = fresh(n.outputs[i] + "_" + wide);
-      cast.inputs = {n.outputs[i]};
-      cast.attributes = {attrTo(w->second.first)};
-      cast.origins = n.origins;
-      cast.module_path = n.module_path;
-      cast.doc_string = n.doc_string;
-      after.push_back(std::move(cast));
+      std::string name = fresh(n.name.empty() ? n.outputs[i] + "_from_" + wide
+                                              : n.name + "_out" + std::to_string(i) + "_from_" + wide);
+      std::string original = n.outputs[i];
+      n.outputs[i] = fresh(original + "_" + wide);
+      after.push_back(castLike(n, std::move(name), n.outputs[i], std::move(original), w->second.first));
     }
-    ++counts[{n.op_type, from, widen.begin()->second.second}];
+    ++counts_[{n.op_type, from, widen.begin()->second.second}];
     out.push_back(std::move(n));
     for (auto& c : after) out.push_back(std::move(c));
   }
-  g.nodes = std::move(out);
-  for (const auto& [key, count] : counts)
-    done.push_back({std::get<0>(key), dtypeName(std::get<1>(key)), dtypeName(std::get<2>(key)), count});
-  return done;
+
+  int opset_;
+  const std::map<std::string, DType>& types_;
+  std::unordered_set<std::string> names_;
+  std::set<const Graph*> visited_;
+  std::map<std::tuple<std::string, DType, DType>, int> counts_;
+};
+
+}  // namespace
+
+Result<std::vector<LegalizedOp>> legalizeTypes(Model& model) {
+  Graph& g = model.graph;
+  if (!mayHoldNarrow(g)) return std::vector<LegalizedOp>{};
+  auto opset_it = model.opset_imports.find("");
+  if (opset_it == model.opset_imports.end()) return std::vector<LegalizedOp>{};
+  const int opset = static_cast<int>(opset_it->second);
+  OXPORT_ASSIGN(auto types, inferValueTypes(model));
+  if (opset < 13)
+    for (const auto& [name, t] : types)
+      if (t == DType::BFloat16)
+        return Error("opset-too-old",
+                     "the model computes in bfloat16 ('" + name + "'), which ONNX has only from opset 13 (opset " +
+                         std::to_string(opset) + " cannot even Cast it)",
+                     "export with opset_version 13 or newer, or convert the model to float16 or float32 first");
+  Legalizer legalizer(opset, types);
+  legalizer.collectNames(g);
+  legalizer.rewrite(g);
+  return legalizer.summary();
 }
 
 }  // namespace oxport::onnx_ir

@@ -19,10 +19,11 @@ struct LegalizedOp {
   int count = 0;
 };
 
-// For each node of the main graph (ai.onnx domain) whose input type is not allowed by the op's
-// schema at the model's opset while its wider type is (float32 for float16/bfloat16, int32 for
-// int8/uint8/int16), casts the inputs bound to that type parameter to the wider type and the outputs
-// bound to it back. Only graphs where such a value can appear are looked at (a cheap check first). Returns what was rewritten, per op type and type.
+// For each node of the model (ai.onnx domain; If/Loop/Scan bodies included) whose input type is
+// not allowed by the op's schema at the model's opset while its wider type is (float32 for
+// float16/bfloat16, int32 for int8/uint8/int16), casts the inputs bound to that type parameter to
+// the wider type and the outputs bound to it back. Only models where such a value can appear are
+// looked at (a cheap check first). Returns what was rewritten, per op type and type.
 Result<std::vector<LegalizedOp>> legalizeTypes(Model& model);
 
 }  // namespace oxport::onnx_ir

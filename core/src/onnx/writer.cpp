@@ -259,6 +259,22 @@ std::optional<DType> dtypeOf(const ::onnx::TypeProto& t) {
   return fromOnnxDataType(t.tensor_type().elem_type());
 }
 
+// Types of a graph's values as inference left them, then of its subgraphs' (body inputs included).
+void collectValueTypes(const ::onnx::GraphProto& g, std::map<std::string, DType>& types) {
+  for (const auto* list : {&g.input(), &g.value_info(), &g.output()})
+    for (const auto& vi : *list)
+      if (auto dt = dtypeOf(vi.type())) types[vi.name()] = *dt;
+  for (const auto& init : g.initializer()) {
+    auto dt = fromOnnxDataType(init.data_type());
+    if (dt) types[init.name()] = *dt;
+  }
+  for (const auto& n : g.node())
+    for (const auto& a : n.attribute()) {
+      if (a.has_g()) collectValueTypes(a.g(), types);
+      for (const auto& sub : a.graphs()) collectValueTypes(sub, types);
+    }
+}
+
 // The model without its big tensors' bytes, after lenient shape inference (types not checked
 // against the schemas, no strict mode).
 Status inferLeniently(::onnx::ModelProto& mp, const Model& model, bool data_prop) {
@@ -306,12 +322,9 @@ Result<std::map<std::string, DType>> inferValueTypes(const Model& model) {
   ::onnx::ModelProto mp;
   OXPORT_TRY(inferLeniently(mp, model, /*data_prop=*/false));
   std::map<std::string, DType> types;
-  const auto& g = mp.graph();
   for (const auto& in : model.graph.inputs) types[in.name] = in.dtype;
   for (const auto& init : model.graph.initializers) types[init.name] = init.tensor.dtype;
-  for (const auto* list : {&g.value_info(), &g.output()})
-    for (const auto& vi : *list)
-      if (auto dt = dtypeOf(vi.type())) types[vi.name()] = *dt;
+  collectValueTypes(mp.graph(), types);
   return types;
 }
 

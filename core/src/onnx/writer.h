@@ -44,9 +44,10 @@ struct WriteSettings {
 // Runs ONNX shape inference and fills in output shapes that the exporter left unknown.
 Status inferOutputShapes(Model& model);
 
-// The element type ONNX type inference gives each value of the main graph (inputs, initializers,
-// node outputs), without checking types against the schemas (so a graph that breaks them still
-// gets its types). Values without a known type are left out.
+// The element type ONNX type inference gives each value of the model (inputs, initializers, node
+// outputs, and the same inside If/Loop/Scan bodies, whose names are unique across scopes), without
+// checking types against the schemas (so a graph that breaks them still gets its types). Values
+// without a known type are left out.
 Result<std::map<std::string, DType>> inferValueTypes(const Model& model);
 
 // Full check (checker + strict shape inference), then writes. The file is written atomically.
