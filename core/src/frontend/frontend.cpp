@@ -16,6 +16,7 @@
 #include "frontend/pass_scalar_constants.h"
 #include "frontend/pass_unroll_list_loops.h"
 #include "frontend/pass_view_writes.h"
+#include "frontend/inline_calls.h"
 
 namespace oxport {
 
@@ -89,7 +90,7 @@ void removeNoopUncheckedCasts(jit::Block* b) {
 Result<FrontendResult> Frontend::run() {
   report(Phase::Passes, 0.0, "inlining");
   graph_ = module_.get_method("forward").graph()->copy();
-  jit::Inline(*graph_);
+  inlineCallsAndForks(*graph_);
   removeGradModeContexts(graph_->block());
   OXPORT_TRY(bakeArguments());
   // self.cache = x, self.count += 1: a read after a write reads the value; the last write is

@@ -9,6 +9,7 @@
 #include "frontend/frontend.h"
 #include "frontend/jit_util.h"
 #include "pipeline/model_impl.h"
+#include "frontend/inline_calls.h"
 
 namespace oxport {
 
@@ -18,7 +19,7 @@ GraphView savedGraphView(const jit::Module& module) {
   GraphView v;
   v.title = "TorchScript (as saved)";
   std::shared_ptr<jit::Graph> g = module.get_method("forward").graph()->copy();
-  jit::Inline(*g);
+  inlineCallsAndForks(*g);
   jit::Value* self = g->inputs().empty() ? nullptr : g->inputs()[0];
   std::unordered_map<const jit::Value*, std::string> attr_path;  // self and GetAttr chains
   if (self) attr_path[self] = "";

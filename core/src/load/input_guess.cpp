@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "frontend/frontend.h"
+#include "frontend/inline_calls.h"
 
 namespace oxport {
 namespace {
@@ -48,7 +49,7 @@ class Guesser {
     if (!method) return out;
     const auto& schema = method->function().getSchema();
     graph_ = method->graph()->copy();
-    torch::jit::Inline(*graph_);
+    inlineCallsAndForks(*graph_);
     if (graph_->inputs().empty()) return out;
     objects_[graph_->inputs()[0]] = module_._ivalue();
     resolveAttributes();

@@ -21,6 +21,7 @@
 #include "load/load_probe.h"
 #include "load/torch_archive.h"
 #include "pipeline/model_impl.h"
+#include "frontend/inline_calls.h"
 
 namespace oxport {
 
@@ -125,7 +126,7 @@ static std::vector<Diagnostic> unusedOpLibraries(torch::jit::Graph& forward) {
   const auto libs = loadedOpLibraries();
   if (libs.empty()) return out;
   auto g = forward.copy();
-  torch::jit::Inline(*g);
+  inlineCallsAndForks(*g);
   std::set<std::string> kinds;
   std::function<void(const torch::jit::Block*)> visit = [&](const torch::jit::Block* b) {
     for (const auto* n : b->nodes()) {

@@ -12,6 +12,7 @@
 
 #include "frontend/frontend.h"
 #include "pipeline/model_impl.h"
+#include "frontend/inline_calls.h"
 
 namespace oxport {
 namespace {
@@ -129,7 +130,7 @@ Result<WidenedForward> widenedForward(const torch::jit::Module& m, std::optional
     auto method = m.find_method("forward");
     if (!method) return Error("forward-failed", "the module has no forward method");
     auto g = jit::toGraphFunction(method->function()).graph()->copy();
-    jit::Inline(*g);
+    inlineCallsAndForks(*g);
     std::unordered_map<const jit::Value*, c10::IValue> known{{g->inputs().at(0), m._ivalue()}};
     std::vector<jit::Node*> reads;
     collectHalfReads(g->block(), known, reads);
