@@ -23,6 +23,7 @@ def load_cases():
     for path in sorted(glob.glob(os.path.join(HERE, "cases_*.py"))):
         spec = importlib.util.spec_from_file_location(os.path.basename(path)[:-3], path)
         mod = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = mod  # inspect finds the source of @torch.jit.script classes through it
         spec.loader.exec_module(mod)
         for c in mod.CASES:
             c["family"] = os.path.basename(path)[len("cases_"):-3]

@@ -86,6 +86,51 @@ bool Frontend::readWrittenAttribute(jit::Node* n) {
   return false;
 }
 
+// Why a node that has no operator uses a TorchScript object oxport cannot turn into values (see
+// "unsupported-object"), or nothing for any other node.
+static std::optional<std::pair<std::string, std::string>> unsupportedObjectUse(const jit::Node* n) {
+  auto className = [](const c10::TypePtr& t) {
+    std::string s = t->annotation_str();
+    if (s.rfind("__torch__.", 0) == 0) s = s.substr(10);
+    return s;
+  };
+  const auto kind = n->kind();
+  if (kind == c10::prim::CreateObject) {
+    const std::string cls = className(n->output()->type());
+    if (cls.find("autocast_mode.autocast") != std::string::npos)
+      return std::make_pair(
+          "forward() enters an autocast region on the CPU (torch.autocast(\"cpu\") or torch.cpu.amp.autocast, "
+          "enabled): TorchScript computes the ops inside it in reduced precision, which oxport does not reproduce",
+          "cast explicitly inside the region (x.to(torch.bfloat16)) or remove it; a CUDA autocast and "
+          "autocast(enabled=False) are exported, in float32");
+    std::string where = "something other than its attributes";
+    for (const jit::Use& u : n->output()->uses()) {
+      const auto k = u.user->kind();
+      if ((k == c10::prim::GetAttr || k == c10::prim::SetAttr) && u.offset == 0) continue;
+      where = k == c10::prim::Return ? std::string("the graph's outputs") : std::string(k.toQualString());
+      break;
+    }
+    return std::make_pair("forward() creates an object of TorchScript class " + cls + " and gives it to " + where +
+                              ": oxport follows such an object only while forward reads and writes its attributes",
+                          "keep the object inside forward and pass its tensors, not the object, to lists, "
+                          "returns and other calls");
+  }
+  if (kind == c10::prim::CallMethod && n->inputs().size() > 0)
+    return std::make_pair("forward() calls " + n->s(c10::attr::name) + "() on a value of type " +
+                              className(n->input(0)->type()) + ", which oxport cannot resolve to a module's code",
+                          "call the submodule directly, or give the attribute the module's own type rather "
+                          "than a torch.jit.interface built at run time");
+  if (kind == c10::prim::Enter || kind == c10::prim::Exit)
+    return std::make_pair("forward() uses a context manager of class " +
+                              className(n->input(0)->type()) + " that oxport cannot remove",
+                          "move the with-block's effect out of forward");
+  if (kind == c10::aten::wait ||
+      (!n->inputs().empty() && n->input(0)->type()->kind() == c10::TypeKind::FutureType))
+    return std::make_pair(std::string("forward() waits on a future that torch.jit.fork did not make (RPC)"),
+                          std::string("compute the value in forward, or export the remote module separately"));
+  return std::nullopt;
+}
+
 Status Frontend::execute(jit::Node* n) {
   using namespace c10;
   if (n->kind() == prim::Constant) {
@@ -172,6 +217,7 @@ Status Frontend::execute(jit::Node* n) {
   try {
     op.emplace(n->getOperation());
   } catch (const std::exception& e) {
+    if (auto why = unsupportedObjectUse(n)) return nodeError(n, "unsupported-object", why->first, why->second);
     return nodeError(n, "no-kernel", std::string("libtorch cannot run ") + n->kind().toQualString() + ": " +
                                          torchErrorMessage(e));
   }

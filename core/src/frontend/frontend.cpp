@@ -8,6 +8,7 @@
 #include <torch/csrc/jit/passes/remove_mutation.h>
 
 #include "frontend/frontend_impl.h"
+#include "frontend/inline_calls.h"
 #include "frontend/pass_attribute_writes.h"
 #include "frontend/pass_dict_writes.h"
 #include "frontend/pass_export_constants.h"
@@ -16,32 +17,54 @@
 #include "frontend/pass_scalar_constants.h"
 #include "frontend/pass_unroll_list_loops.h"
 #include "frontend/pass_view_writes.h"
-#include "frontend/inline_calls.h"
 
 namespace oxport {
 
 namespace {
 
+// The constant a context manager object's __init__ stored in attribute `name`, if one did.
+std::optional<c10::IValue> constantAttribute(jit::Value* obj, const std::string& name) {
+  for (const jit::Use& u : obj->uses())
+    if (u.user->kind() == c10::prim::SetAttr && u.user->s(c10::attr::name) == name)
+      return jit::toIValue(u.user->input(1));
+  return std::nullopt;
+}
+
+// Whether the context manager object changes nothing the file computes. Grad mode: gradients play
+// no part in the file. Autocast: a CUDA autocast region does not touch CPU kernels, so the model's
+// CPU run (the reference) computes in full precision there, as the file does; a disabled one
+// (`autocast(enabled=False)`, keeping a block in float32) does nothing. An enabled CPU autocast
+// (TorchScript honours it: linear computes in bfloat16) is kept, and the example run refuses it.
+bool isInertContext(jit::Value* obj) {
+  auto cls = obj->type()->cast<c10::ClassType>();
+  if (!cls || !cls->name()) return false;
+  const std::string name = cls->name()->qualifiedName();
+  if (name.find("torch.autograd.grad_mode.") != std::string::npos) return true;
+  if (name.find("autocast_mode.autocast") == std::string::npos) return false;
+  auto device = constantAttribute(obj, "device");
+  if (device && device->isString() && device->toStringRef() == "cuda") return true;
+  auto enabled = constantAttribute(obj, "_enabled");
+  return enabled && enabled->isBool() && !enabled->toBool();
+}
+
 // `with torch.no_grad():` / `torch.enable_grad()` / `torch.set_grad_enabled(b)` in scripted code
-// (F.gaussian_nll_loss clamps its variance under one): an object of the context manager's class
-// (prim::CreateObject, its __init__ inlined into prim::SetAttr), entered and exited around the
-// block. Gradients play no part in the file, and the example run has none: the context manager
-// goes, its block stays.
-void removeGradModeContexts(jit::Block* b) {
+// (F.gaussian_nll_loss clamps its variance under one), `with torch.cuda.amp.autocast(...)`: an
+// object of the context manager's class (prim::CreateObject, its __init__ inlined into
+// prim::SetAttr), entered and exited around the block. Where it changes nothing the file computes
+// (isInertContext), the context manager goes and its block stays.
+void removeInertContexts(jit::Block* b) {
   std::vector<jit::Node*> creates;
   for (jit::Node* n : b->nodes()) {
-    for (jit::Block* sb : n->blocks()) removeGradModeContexts(sb);
+    for (jit::Block* sb : n->blocks()) removeInertContexts(sb);
     if (n->kind() != c10::prim::CreateObject) continue;
-    auto cls = n->output()->type()->cast<c10::ClassType>();
-    if (!cls || !cls->name() || cls->name()->qualifiedName().find("torch.autograd.grad_mode.") == std::string::npos)
-      continue;
+    if (!isInertContext(n->output())) continue;
     bool only_context_uses = true;
     for (const jit::Use& u : n->output()->uses()) {
       const auto k = u.user->kind();
       only_context_uses = only_context_uses && (k == c10::prim::Enter || k == c10::prim::Exit ||
                                                 k == c10::prim::SetAttr || k == c10::prim::GetAttr);
     }
-    if (only_context_uses) creates.push_back(n);
+  if (only_context_uses) creates.push_back(n);
   }
   for (jit::Node* create : creates) {
     std::vector<jit::Node*> users;
@@ -90,8 +113,8 @@ void removeNoopUncheckedCasts(jit::Block* b) {
 Result<FrontendResult> Frontend::run() {
   report(Phase::Passes, 0.0, "inlining");
   graph_ = module_.get_method("forward").graph()->copy();
-  inlineCallsAndForks(*graph_);
-  removeGradModeContexts(graph_->block());
+  inlineCallsAndForks(*graph_, module_._ivalue());
+  removeInertContexts(graph_->block());
   OXPORT_TRY(bakeArguments());
   // self.cache = x, self.count += 1: a read after a write reads the value; the last write is
   // state for the next call, dropped (before the flags are folded: what stays read is the saved value).

@@ -3,6 +3,8 @@
 #include <torch/csrc/jit/ir/ir.h>
 #include <torch/csrc/jit/passes/inliner.h>
 
+#include <functional>
+#include <unordered_map>
 #include <vector>
 
 namespace oxport {
@@ -22,6 +24,35 @@ c10::TypePtr withoutFutures(const c10::TypePtr& t) {
     changed = changed || mapped.back() != c;
   }
   return changed ? t->withContained(std::move(mapped)) : t;
+}
+
+// `head: HeadInterface` (torch.jit.interface) on a module: prim::GetAttr gives a value of the
+// interface type, whose method calls Inline cannot follow. The module object behind it is known
+// (the loaded module's attribute), so the value takes that object's own class type. Returns
+// whether a value was retyped.
+bool resolveInterfaces(jit::Graph& graph, const c10::IValue& self) {
+  std::unordered_map<const jit::Value*, c10::IValue> objects{{graph.inputs().at(0), self}};
+  bool changed = false;
+  std::function<void(jit::Block*)> visit = [&](jit::Block* b) {
+    for (jit::Node* n : b->nodes()) {
+      for (jit::Block* sb : n->blocks()) visit(sb);
+      if (n->kind() != c10::prim::GetAttr) continue;
+      auto found = objects.find(n->input());
+      if (found == objects.end() || !found->second.isObject()) continue;
+      const auto& obj = found->second.toObjectRef();
+      const std::string& name = n->s(c10::attr::name);
+      if (!obj.type()->hasAttribute(name)) continue;
+      c10::IValue attr = obj.getAttr(name);
+      if (!attr.isObject()) continue;
+      objects.emplace(n->output(), attr);
+      if (n->output()->type()->cast<c10::InterfaceType>()) {
+        n->output()->setType(attr.type());
+        changed = true;
+      }
+    }
+  };
+  visit(graph.block());
+  return changed;
 }
 
 // Runs each fork's subgraph where the fork stands. Returns whether one was found (its body may
@@ -67,11 +98,14 @@ void removeWaits(jit::Block* b) {
 
 }  // namespace
 
-void inlineCallsAndForks(jit::Graph& graph) {
+void inlineCallsAndForks(jit::Graph& graph, const c10::IValue& self) {
   jit::Inline(graph);
   bool forked = false;
-  while (inlineForks(graph.block())) {
-    forked = true;
+  for (;;) {
+    const bool resolved = self.isObject() && resolveInterfaces(graph, self);
+    const bool inlined_fork = inlineForks(graph.block());
+    forked = forked || inlined_fork;
+    if (!resolved && !inlined_fork) break;
     jit::Inline(graph);
   }
   if (!forked) return;

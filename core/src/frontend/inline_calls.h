@@ -8,7 +8,9 @@
 namespace oxport {
 
 // Inlines calls and forks (nested ones too); where a fork was inlined, what held a Future[T] (a
-// list of futures, a loop over them) is retyped T and aten::wait is dropped.
-void inlineCallsAndForks(torch::jit::Graph& graph);
+// list of futures, a loop over them) is retyped T and aten::wait is dropped. With `self` (the module
+// whose forward `graph` is), a submodule held through a torch.jit.interface attribute is called as
+// the module it is.
+void inlineCallsAndForks(torch::jit::Graph& graph, const c10::IValue& self = c10::IValue());
 
 }  // namespace oxport

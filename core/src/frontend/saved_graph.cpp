@@ -19,7 +19,7 @@ GraphView savedGraphView(const jit::Module& module) {
   GraphView v;
   v.title = "TorchScript (as saved)";
   std::shared_ptr<jit::Graph> g = module.get_method("forward").graph()->copy();
-  inlineCallsAndForks(*g);
+  inlineCallsAndForks(*g, module._ivalue());
   jit::Value* self = g->inputs().empty() ? nullptr : g->inputs()[0];
   std::unordered_map<const jit::Value*, std::string> attr_path;  // self and GetAttr chains
   if (self) attr_path[self] = "";

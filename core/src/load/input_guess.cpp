@@ -49,7 +49,7 @@ class Guesser {
     if (!method) return out;
     const auto& schema = method->function().getSchema();
     graph_ = method->graph()->copy();
-    inlineCallsAndForks(*graph_);
+    inlineCallsAndForks(*graph_, module_._ivalue());
     if (graph_->inputs().empty()) return out;
     objects_[graph_->inputs()[0]] = module_._ivalue();
     resolveAttributes();

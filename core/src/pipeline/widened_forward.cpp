@@ -130,7 +130,7 @@ Result<WidenedForward> widenedForward(const torch::jit::Module& m, std::optional
     auto method = m.find_method("forward");
     if (!method) return Error("forward-failed", "the module has no forward method");
     auto g = jit::toGraphFunction(method->function()).graph()->copy();
-    inlineCallsAndForks(*g);
+    inlineCallsAndForks(*g, m._ivalue());
     std::unordered_map<const jit::Value*, c10::IValue> known{{g->inputs().at(0), m._ivalue()}};
     std::vector<jit::Node*> reads;
     collectHalfReads(g->block(), known, reads);
