@@ -245,3 +245,37 @@ class NoGradBlock(torch.nn.Module):
 CASES += [
     case("no_grad_block_script", NoGradBlock(), [T(3, 4)], script=True, opsets=(11, 17), dynamic={0: [0]}),
 ]
+
+
+class PadToLargest(torch.nn.Module):
+    """GeneralizedRCNNTransform-style: the sizes of the inputs as int lists, max() and sum() of
+    them, and list.index() of the largest. sum(list) reached the tensor sum's converter and kept the
+    list as it was; list.index() was taken for tensor indexing."""
+
+    def forward(self, x, y):
+        sizes: List[int] = [x.size(0), y.size(0), 3]
+        widths: List[int] = [x.size(1), y.size(1)]
+        largest = max(sizes)
+        total = sum(widths)
+        first_largest = sizes.index(largest)
+        out = x.new_zeros(largest, total)
+        out[: x.size(0), : x.size(1)] = x
+        out[: y.size(0), x.size(1):] = y
+        return out + first_largest, torch.tensor(sum([float(s) for s in sizes]))
+
+
+class SortsAList(torch.nn.Module):
+    def forward(self, x):
+        sizes: List[int] = [x.size(0), x.size(1), 4]
+        sizes.sort()
+        return x.new_zeros(sizes[0], sizes[2])
+
+
+CASES += [
+    case("int_list_max_sum_index_script", PadToLargest(), [T(4, 2), T(2, 5)], script=True, opsets=(11, 17),
+         dynamic={0: [0, 1], 1: [0, 1]}),
+    # Sorting a list in place has no conversion; it must not become a custom node without outputs
+    # (the graph would read the unsorted list).
+    case("int_list_sort_refused_script", SortsAList(), [T(5, 4)], script=True, opsets=(11,), dynamic={0: [0, 1]},
+         expect="error:unsupported-list"),
+]

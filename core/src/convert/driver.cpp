@@ -222,6 +222,9 @@ Status convertNodes(Context& ctx, const std::vector<const ts::Node*>& nodes, std
         s = entry->fn(ctx, *n);
       } catch (const MissingArgument& e) {  // an overload without an argument the converter reads
         s = Error(e.diagnostic);
+      } catch (const std::exception& e) {  // a converter's bug: said at the node, not as a crash
+        s = n->error("internal", "converting " + n->kind + " failed: " + e.what(),
+                     "this is a bug in oxport; please report it with the model. Nothing was written.");
       }
       ctx.setCurrent(n);  // a converter with blocks converts nested nodes
       if (s.ok()) carryInplaceWrite(ctx, *n);
@@ -251,7 +254,9 @@ Status convertNodes(Context& ctx, const std::vector<const ts::Node*>& nodes, std
       s = Error(d);
     }
     if (!s.ok()) {
-      bool fallback_ok = !isStructural(n->kind) &&
+      // A node without outputs changes its input in place (list.sort()): a custom node in its
+      // place would compute nothing that the rest of the graph reads.
+      bool fallback_ok = !isStructural(n->kind) && !n->outputs.empty() &&
                          (mode == OperatorExportType::OnnxFallthrough || mode == OperatorExportType::OnnxAtenFallback) &&
                          s.error().code() != "internal" && s.error().code() != "dynamic-argument" &&
                          s.error().code() != "inplace-view-write" &&

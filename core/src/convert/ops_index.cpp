@@ -363,7 +363,32 @@ std::vector<int64_t> torchLayout(const Indexing& ix, int out_rank) {
 }
 
 // index(self, indices: Tensor?[])
+// list.index(v) on a list of numbers (aten::index.list_int / list_float): the first position
+// holding v. (libtorch raises when there is none; the file gives 0 there.)
+Status listIndexOf(Context& ctx, const Node& n) {
+  const Value* list = n.input(0);
+  std::string all;
+  DType dt = DType::Int64;
+  if (list->elem_type == ts::ValueType::Int) {
+    OXPORT_ASSIGN(all, ctx.intsTensor(list));
+  } else {
+    dt = list->elem_type == ts::ValueType::Float ? DType::Float64 : DType::Bool;
+    OXPORT_ASSIGN(auto elems, ctx.listElements(list));
+    std::vector<std::string> parts;
+    for (const Value* e : elems) {
+      OXPORT_ASSIGN(std::string t, ctx.tensorOfType(e, dt));
+      parts.push_back(ctx.reshape(t, {1}));
+    }
+    if (parts.empty()) return ctx.error("bad-argument", "index() of an empty list");
+    all = parts.size() == 1 ? parts[0] : ctx.emit1("Concat", parts, {attrInt("axis", 0)});
+  }
+  OXPORT_ASSIGN(std::string v, ctx.tensorOfType(n.input(1), dt));
+  std::string hit = ctx.cast(ctx.emit1("Equal", {all, v}), DType::Int32);
+  return bindOut(ctx, n, ctx.emit1("ArgMax", {hit}, {attrInt("axis", 0), attrInt("keepdims", 0)}));
+}
+
 Status convertIndex(Context& ctx, const Node& n) {
+  if (!n.inputs.empty() && n.input(0)->type == ts::ValueType::List) return listIndexOf(ctx, n);
   const Args args(ctx, n);
   OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
   const int rank = ctx.rank(args.in("self", 0));

@@ -73,9 +73,31 @@ std::string meanOver(Context& ctx, const std::string& x, const std::vector<int64
 // A reduction of a 0-d tensor is the tensor itself (in the output dtype).
 bool scalarInput(Context& ctx, const Node& n) { return ctx.rank(Args(ctx, n).in("self", 0)) == 0; }
 
+// sum(list) of numbers in a scripted forward (aten::sum.int / .float / .bool: the sizes of a list
+// of images summed): the list as a 1-D tensor, reduced.
+Status sumOfList(Context& ctx, const Node& n) {
+  const Value* list = n.input(0);
+  const DType dt = n.output(0)->meta.dtype;
+  std::string all;
+  if (list->elem_type == ts::ValueType::Int && dt == DType::Int64) {
+    OXPORT_ASSIGN(all, ctx.intsTensor(list));
+  } else {
+    OXPORT_ASSIGN(auto elems, ctx.listElements(list));
+    std::vector<std::string> parts;
+    for (const Value* e : elems) {
+      OXPORT_ASSIGN(std::string t, ctx.tensorOfType(e, dt));
+      parts.push_back(ctx.reshape(t, {1}));
+    }
+    if (parts.empty()) return bindOut(ctx, n, ctx.constScalar(0.0, dt));
+    all = parts.size() == 1 ? parts[0] : ctx.emit1("Concat", parts, {attrInt("axis", 0)});
+  }
+  return bindOut(ctx, n, reduceOver(ctx, "ReduceSum", all, {0}, false));
+}
+
 // sum / mean / prod (all overloads: full, dim list or single dim, keepdim, dtype).
 ConvertFn reduceSimple(const std::string& op) {
   return [op](Context& ctx, const Node& n) -> Status {
+    if (op == "ReduceSum" && !n.inputs.empty() && n.input(0)->type == ts::ValueType::List) return sumOfList(ctx, n);
     const Args args(ctx, n);
     const DType out = n.output(0)->meta.dtype;
     OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));

@@ -64,6 +64,10 @@ std::string sizeAlong(Context& ctx, const std::string& x, int64_t axis) {
 // sort(self, dim=-1, descending=False) / sort.stable(self, *, stable, dim, descending); argsort.
 ConvertFn convertSort(bool indices_only) {
   return [indices_only](Context& ctx, const Node& n) -> Status {
+    if (!n.inputs.empty() && n.input(0)->type == ts::ValueType::List)
+      return ctx.error("unsupported-list",
+                       "list.sort() sorts a list of numbers in place; oxport converts sorting of tensors only",
+                       "sort a tensor instead (torch.tensor(values).sort()), or keep the list's order");
     const Args args(ctx, n);
     if (ctx.opset() < 10) return ctx.needsOpset(10, n.kind.substr(6) + " (TopK with k as an input)");
     OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
