@@ -279,3 +279,22 @@ CASES += [
     case("int_list_sort_refused_script", SortsAList(), [T(5, 4)], script=True, opsets=(11,), dynamic={0: [0, 1]},
          expect="error:unsupported-list"),
 ]
+
+
+class ResizeToMinSide(torch.nn.Module):
+    """GeneralizedRCNNTransform.resize, scripted: torch.tensor(image.shape[-2:]) (a slice of the size
+    list, with no ListConstruct to read elements from) was refused as unknown at export time."""
+
+    def forward(self, image):
+        im_shape = torch.tensor(image.shape[-2:])
+        min_size = float(torch.min(im_shape).item())
+        max_size = float(torch.max(im_shape).item())
+        scale = min(24.0 / min_size, 40.0 / max_size)
+        return F.interpolate(image[None], size=None, scale_factor=scale, mode="bilinear",
+                             recompute_scale_factor=True, align_corners=False)[0], im_shape
+
+
+CASES += [
+    case("tensor_of_size_slice_script", ResizeToMinSide(), [T(3, 20, 30, fill="rand")], script=True, opsets=(11, 17),
+         dynamic={0: [1, 2]}),
+]

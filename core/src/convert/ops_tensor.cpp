@@ -180,6 +180,12 @@ Result<std::string> dataTensor(Context& ctx, const Value* v, DType dt) {
     OXPORT_ASSIGN(std::string t, ctx.tensor(v));
     return ctx.dtype(v) == dt ? t : ctx.cast(t, dt);
   }
+  if (v->type == ts::ValueType::List && v->elem_type == ts::ValueType::Int && !v->constant) {
+    // Sizes: torch.tensor(image.shape[-2:]) (torchvision's GeneralizedRCNNTransform), a slice of
+    // a size list that has no ListConstruct to read the elements from.
+    auto ints = ctx.intsTensor(v);
+    if (ints.ok()) return dt == DType::Int64 ? *ints : ctx.cast(*ints, dt);
+  }
   if (v->type == ts::ValueType::List || (v->constant && v->constant->isList())) {
     OXPORT_ASSIGN(auto elems, ctx.listElements(v));
     if (elems.empty()) return ctx.error("unsupported-form", "tensor() of an empty list");
