@@ -8,6 +8,9 @@ CASES = [
     case("add_broadcast_alpha", lambda a, b: torch.add(a, b, alpha=0.5), [T(2, 3), T(3)]),
     case("add_scalar", lambda a: a + 2.5, [T(2, 3)]),
     case("add_int", lambda a: a + 3, [T(2, 3, dtype="int64", fill="arange")]),
+    # bool + bool with alpha (found by the op property test): alpha * b is b or false, no bool Mul.
+    case("add_bool_alpha", lambda a, b: (torch.add(a, b, alpha=2), torch.add(a, b, alpha=0)),
+         [T(3, 4, dtype="bool"), T(3, 4, dtype="bool", seed=1)], opsets=(9, 11, 17)),
     case("add_int_float_promote", lambda a, b: a + b, [T(2, 3, dtype="int64", fill="arange"), T(2, 3)]),
     case("sub_rsub", lambda a: 1.0 - a - a * 2, [T(2, 3)]),
     case("mul_div", lambda a, b: a * b / (b.abs() + 1), [T(2, 3), T(2, 3)]),

@@ -80,7 +80,12 @@ ConvertFn addSub(const std::string& op, bool reverse = false) {
     OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {args.in({"self", "a"}, 0), args.in({"other", "b"}, 1)}));
     if (args.has("alpha", 2)) {
       OXPORT_ASSIGN(double alpha, ctx.constDouble(args.in("alpha", 2)));
-      if (alpha != 1.0) ins[1] = ctx.emit1("Mul", {ins[1], ctx.constScalar(alpha, n.output(0)->meta.dtype)});
+      if (n.output(0)->meta.dtype == DType::Bool) {
+        // alpha * b of bools is b for a nonzero alpha and false for 0 (ONNX has no bool Mul).
+        if (alpha == 0.0) ins[1] = ctx.emit1("And", {ins[1], ctx.constScalar(0, DType::Bool)});
+      } else if (alpha != 1.0) {
+        ins[1] = ctx.emit1("Mul", {ins[1], ctx.constScalar(alpha, n.output(0)->meta.dtype)});
+      }
     }
     if (reverse) std::swap(ins[0], ins[1]);
     // bool + bool is logical or in PyTorch; ONNX has no Add for bool.
