@@ -68,8 +68,6 @@ NOT_YET = {
         "libtorch evaluates Cephes rational/Chebyshev approximations (no ONNX op); a port is a graph of ~30 nodes per function, not yet written (i0e, i1, i1e, ndtri, erfcx and log_ndtr convert)",
     "aten::segment_reduce (lengths or offsets computed from the inputs, or along axis > 0)":
         "converts for constant 1-D lengths along axis 0 (a Slice and Reduce per segment); other forms need the segment count at run time",
-    "aten::linalg_slogdet / slogdet (below opset 11)":
-        "exact unrolled from the elimination's pivots for n <= 8, not yet written (they convert from opset 11 through Det; linalg_solve_triangular, triangular_solve, cholesky_solve and cholesky_inverse convert)",
     "aten::linalg_lstsq": "full-rank least squares is pinv(A) B (ops_linalg_qr.cpp); LAPACK's gelsy driver pivots columns for rank-deficient A, not yet written",
     "aten::linalg_eigh / eigvalsh / svd / svdvals / matrix_rank / matrix_norm (2, nuc) / cond":
         "iterative (Jacobi sweeps): an unrolled fixed sweep count is close but not exact, and eigenvector signs must follow LAPACK's; closed forms exist for 2x2 only. Not yet",
