@@ -277,6 +277,39 @@ std::optional<std::string> shiftByConstant(Context& ctx, const std::string& x, i
   return ctx.emit1("Div", {ctx.emit1("Sub", {x, mod}), pc});
 }
 
+// An integer shifted by amounts known at run time, in integers: 2^s is exact as a float64 power
+// cast to the type for s up to w - 2 (w - 1 for uint8); x << s is x 2^min(s, w-2) 2^min(s - that, 2),
+// which wraps as the shift does (0 from s = w on); x >> s is floor(x / 2^s) via Mod, and the sign
+// -(x < 0) (0 for uint8) from s = w - 1 (w). A negative s counts as 0.
+std::string shiftByTensor(Context& ctx, const std::string& x, const std::string& s, DType dt, bool left) {
+  const int w = static_cast<int>(8 * dtypeSize(dt));
+  const int top = dt == DType::UInt8 ? w - 1 : w - 2;  // the largest exponent 2^k that dt holds
+  auto f64 = [&](double v) { return ctx.constScalar(v, DType::Float64); };
+  const std::string sc = ctx.emit1("Min", {ctx.emit1("Max", {s, f64(0)}), f64(top)});
+  const std::string p = ctx.cast(ctx.emit1("Pow", {f64(2), sc}), dt);
+  if (left) {
+    const std::string rest = ctx.emit1("Min", {ctx.emit1("Sub", {ctx.emit1("Max", {s, f64(0)}), sc}), f64(2)});
+    return ctx.emit1("Mul", {ctx.emit1("Mul", {x, p}), ctx.cast(ctx.emit1("Pow", {f64(2), rest}), dt)});
+  }
+  std::string q;
+  if (dt == DType::UInt8) {
+    q = ctx.emit1("Div", {x, p});
+  } else {
+    std::string mod;
+    if (ctx.opset() >= 10) {
+      mod = ctx.emit1("Mod", {x, p});
+    } else {
+      std::string r = ctx.emit1("Sub", {x, ctx.emit1("Mul", {ctx.emit1("Div", {x, p}), p})});
+      mod = ctx.emit1("Add", {r, ctx.emit1("Mul", {ctx.cast(ctx.emit1("Less", {r, ctx.constScalar(0, dt)}), dt), p})});
+    }
+    q = ctx.emit1("Div", {ctx.emit1("Sub", {x, mod}), p});
+  }
+  const std::string sign = dt == DType::UInt8 ? ctx.emit1("Sub", {x, x})
+                                              : ctx.emit1("Neg", {ctx.cast(ctx.emit1("Less", {x, ctx.constScalar(0, dt)}), dt)});
+  const std::string past = ctx.emit1("Greater", {s, f64(top)});
+  return whereTyped(ctx, past, sign, q, dt);
+}
+
 ConvertFn convertShift(bool left) {
   return [left](Context& ctx, const Node& n) -> Status {
     const Args args(ctx, n);
@@ -290,6 +323,11 @@ ConvertFn convertShift(bool left) {
     if (dt == DType::UInt8 && ctx.opset() >= 11) {
       OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {args.in({"self", "a"}, 0), args.in({"other", "b"}, 1)}));
       return bindOut(ctx, n, ctx.emit1("BitShift", ins, {attrString("direction", left ? "LEFT" : "RIGHT")}));
+    }
+    if (!isFloating(dt) && dt != DType::Bool) {
+      OXPORT_ASSIGN(std::string x, ctx.tensorOfType(args.in({"self", "a"}, 0), dt));
+      OXPORT_ASSIGN(std::string s, ctx.tensorOfType(amount, DType::Float64));
+      return bindOut(ctx, n, shiftByTensor(ctx, x, s, dt, left));
     }
     const DType f = dt == DType::Float32 ? DType::Float32 : DType::Float64;
     OXPORT_ASSIGN(std::string x, ctx.tensorOfType(args.in({"self", "a"}, 0), f));
