@@ -53,7 +53,9 @@ aten::special_erfinv
 torchvision::deform_conv2d torchvision::ps_roi_align
 aten::linalg_qr aten::qr aten::pinverse aten::fft_hfft aten::fft_ihfft aten::fft_hfft2 aten::fft_ihfft2
 aten::fft_fftfreq aten::fft_rfftfreq aten::isposinf aten::isneginf aten::isreal aten::logaddexp2
-aten::special_xlog1py aten::special_ndtr
+aten::special_xlog1py aten::special_ndtr aten::special_i0e aten::special_i1 aten::special_i1e
+aten::special_ndtri aten::special_log_ndtr aten::special_erfcx aten::linalg_solve_triangular
+aten::triangular_solve aten::cholesky_solve aten::cholesky_inverse
 """.split())
 
 # What tools/op_sweep.py (torch.*, Tensor methods, torch.special/linalg/fft called as real code calls
@@ -61,15 +63,11 @@ aten::special_xlog1py aten::special_ndtr
 NOT_YET = {
     "aten::nextafter": "needs the float's bit pattern: ONNX has no bitcast between floats and integers up to opset 17",
     "aten::frexp": "the exponent and mantissa need the bit pattern; Floor(Log2(|x|)) is off by one next to powers of two and for subnormals",
-    "aten::__and__ / __or__ / __xor__ (integers)":
-        "ONNX's BitwiseAnd/Or/Xor are opset 18 (oxport targets 9-17); on bool tensors they convert. bitwise_not on integers converts (-1 - x; 255 - x for uint8)",
     "aten::polygamma": "n >= 1 needs the Hurwitz zeta series libtorch sums (no ONNX op); digamma (n = 0) converts",
-    "aten::special_erfcx / special_i0e / special_i1 / special_i1e / special_ndtri / special_log_ndtr / special_zeta / special_bessel_j0 / special_bessel_j1":
-        "libtorch evaluates Cephes rational/Chebyshev approximations (no ONNX op); a port is a graph of ~30 nodes per function, not yet written",
+    "aten::special_zeta / special_bessel_j0 / special_bessel_j1":
+        "libtorch evaluates Cephes rational/Chebyshev approximations (no ONNX op); a port is a graph of ~30 nodes per function, not yet written (i0e, i1, i1e, ndtri, erfcx and log_ndtr convert)",
     "aten::segment_reduce (lengths or offsets computed from the inputs, or along axis > 0)":
         "converts for constant 1-D lengths along axis 0 (a Slice and Reduce per segment); other forms need the segment count at run time",
-    "aten::linalg_solve_triangular / triangular_solve / cholesky_solve / cholesky_inverse / linalg_slogdet":
-        "exact unrolled (back substitution, as ops_linalg_qr.cpp's pinv does; slogdet from the elimination's pivots) for n <= 8, not yet written",
     "aten::linalg_lstsq": "full-rank least squares is pinv(A) B (ops_linalg_qr.cpp); LAPACK's gelsy driver pivots columns for rank-deficient A, not yet written",
     "aten::linalg_eigh / eigvalsh / svd / svdvals / matrix_rank / matrix_norm (2, nuc) / cond":
         "iterative (Jacobi sweeps): an unrolled fixed sweep count is close but not exact, and eigenvector signs must follow LAPACK's; closed forms exist for 2x2 only. Not yet",

@@ -8,6 +8,9 @@ CASES = [
     case("add_broadcast_alpha", lambda a, b: torch.add(a, b, alpha=0.5), [T(2, 3), T(3)]),
     case("add_scalar", lambda a: a + 2.5, [T(2, 3)]),
     case("add_int", lambda a: a + 3, [T(2, 3, dtype="int64", fill="arange")]),
+    # bool + bool with alpha (found by the op property test): alpha * b is b or false, no bool Mul.
+    case("add_bool_alpha", lambda a, b: (torch.add(a, b, alpha=2), torch.add(a, b, alpha=0)),
+         [T(3, 4, dtype="bool"), T(3, 4, dtype="bool", seed=1)], opsets=(9, 11, 17)),
     case("add_int_float_promote", lambda a, b: a + b, [T(2, 3, dtype="int64", fill="arange"), T(2, 3)]),
     case("sub_rsub", lambda a: 1.0 - a - a * 2, [T(2, 3)]),
     case("mul_div", lambda a, b: a * b / (b.abs() + 1), [T(2, 3), T(2, 3)]),
@@ -160,4 +163,95 @@ CASES += [
     case("cast_float_int_logical_and", lambda x, m: (x * 3).int().logical_and(m), [T(4, 50), T(4, 50, dtype="bool")],
          opsets=(11, 17)),
     case("cast_float_long_where_scripted", TruncatedNonZero(), [T(4, 50)], opsets=(11,), script=True),
+]
+
+
+# &, |, ^ on integer tensors below opset 18 (bits by integer Div/Mod along a new axis; the top bit
+# apart). Every pair of a grid of values with each type's extremes, sign patterns and alternating bits.
+def _grid(dtype, values):
+    v = np.array(values, dtype=dtype)
+    return [Npy(v.reshape(-1, 1)), Npy(v.reshape(1, -1))]
+
+
+_I64 = [0, 1, -1, 2, -2, 3, -3, 7, -8, 255, -256, 0x5555555555555555, -0x5555555555555556, 1 << 62, -(1 << 62),
+        -(1 << 63), (1 << 63) - 1, -(1 << 63) + 1, 123456789012345, -987654321098765]
+_I32 = [0, 1, -1, 2, -3, 0x55555555, -0x55555556, 1 << 30, -(1 << 30), -(1 << 31), (1 << 31) - 1, -(1 << 31) + 1,
+        123456789, -98765432]
+_I16 = [0, 1, -1, 5, -6, 0x5555, -0x5556, 1 << 14, -(1 << 14), -(1 << 15), (1 << 15) - 1, 1234, -4321]
+_I8 = [0, 1, -1, 5, -6, 0x55, -0x56, 64, -64, -128, 127, -127, 42]
+_U8 = [0, 1, 2, 85, 170, 127, 128, 129, 200, 254, 255, 64, 15]
+
+
+def _all_ops(a, b):
+    return a & b, a | b, a ^ b
+
+
+class BitwiseScripted(torch.nn.Module):
+    def forward(self, a, b):
+        return a & b, torch.bitwise_or(a, b), a.bitwise_xor(b)
+
+
+class BitwiseInplaceScripted(torch.nn.Module):
+    def forward(self, a, b):
+        y = a.clone()
+        y &= b
+        z = a.clone()
+        z |= b
+        z.bitwise_xor_(y)
+        return y, z
+
+
+class BitwiseMasksScripted(torch.nn.Module):
+    def forward(self, x):
+        return x & 0xFF, x & 1, x | (1 << 5), x ^ (1 << 3), x & -8, x | 7, x ^ 15, (x >> 4) & 0xF
+
+
+def _masks64(x):
+    return (x & 0xFF, x & 1, 1 | x, x | (1 << 5), x ^ (1 << 3), x & -8, x | 7, x ^ 15, x & 0, x | 0, x ^ -1,
+            x | -1, x & -1, x & (1 << 62), x ^ (1 << 62), x | -(1 << 63), x ^ -(1 << 63), x & ((1 << 63) - 1),
+            x | ((1 << 63) - 1), x & 0x1234)
+
+
+def _masks8(x):
+    return (x & 0x40, x ^ -128, x & 127, x | 127, x | 64, x & 0xF, x ^ 0x7F, x & -16, x & 0x35, x | -128)
+
+
+def _masks_u8(x):
+    return (x & 0x80, x ^ 0x80, x | 0x80, x & 0x7F, x | 0x7F, x ^ 0x40, x & 0xF0, x & 0x35, x ^ 0xFF, x | 0xFF)
+
+
+CASES += [
+    case("bitwise_int64_grid", _all_ops, _grid(np.int64, _I64), opsets=(9, 11, 17), dynamic={0: [0], 1: [1]}),
+    case("bitwise_int32_grid_scripted", BitwiseScripted(), _grid(np.int32, _I32), opsets=(9, 11, 17), script=True,
+         dynamic={0: [0]}),
+    case("bitwise_int16_grid", _all_ops, _grid(np.int16, _I16), opsets=(9, 11, 17)),
+    case("bitwise_int8_grid", _all_ops, _grid(np.int8, _I8), opsets=(9, 11, 17), dynamic={1: [1]}),
+    case("bitwise_uint8_grid", lambda a, b: (torch.bitwise_and(a, b), torch.bitwise_or(a, b), torch.bitwise_xor(a, b)),
+         _grid(np.uint8, _U8), opsets=(9, 11, 17)),
+    case("bitwise_uint8_all_values", lambda a: (a & (a >> 1), a | 0x21, a ^ (a * 7)),
+         [Npy(np.arange(256, dtype=np.uint8).reshape(16, 16))], opsets=(11, 17), dynamic={0: [0]}),
+    case("bitwise_inplace_scripted", BitwiseInplaceScripted(), _grid(np.int64, _I64), opsets=(11, 17), script=True),
+    case("bitwise_inplace_traced", lambda a, b: (a.clone().bitwise_and_(b), a.clone().bitwise_or_(3),
+                                                 a.clone().__ixor__(b)),
+         [Npy(np.array(_I32, dtype=np.int32)), Npy(np.array(_I32[::-1], dtype=np.int32))], opsets=(11,)),
+    # A constant operand of a cheap form (0, all ones, one bit, a low or high mask) is a Mod or a Div.
+    case("bitwise_masks_int64", _masks64, [Npy(np.array(_I64, dtype=np.int64).reshape(4, 5))], opsets=(9, 11, 17),
+         dynamic={0: [0]}),
+    case("bitwise_masks_scripted", BitwiseMasksScripted(), [Npy(np.array(_I64, dtype=np.int64).reshape(4, 5))],
+         opsets=(9, 11, 17), script=True, dynamic={0: [0, 1]}),
+    case("bitwise_masks_int32_scripted", BitwiseMasksScripted(), [Npy(np.array(_I32, dtype=np.int32))],
+         opsets=(11,), script=True),
+    case("bitwise_masks_int8", _masks8, [Npy(np.arange(-128, 128, dtype=np.int8).reshape(16, 16))], opsets=(9, 11, 17)),
+    case("bitwise_masks_int16", lambda x: (x & 0x4000, x ^ -(1 << 15), x & 0x7FFF, x & 0xFF, x | 0x00F0),
+         [Npy(np.array(_I16, dtype=np.int16))], opsets=(9, 11, 17)),
+    case("bitwise_masks_uint8", _masks_u8, [Npy(np.arange(256, dtype=np.uint8).reshape(16, 16))], opsets=(9, 11, 17),
+         dynamic={0: [0]}),
+    # Promotion: int32 & int64 is int64, a bool mask & an integer tensor is the integer, a 0-d tensor operand.
+    case("bitwise_mixed_types", lambda a, b, m: ((a.int() & b), (m > 0) | b, b ^ torch.tensor(6), a.short() & m.short()),
+         [Npy(np.array(_I32, dtype=np.int64)), Npy(np.array(_I32[::-1], dtype=np.int64)),
+          Npy(np.array(_I32, dtype=np.int64) % 7 - 3)], opsets=(9, 11, 17)),
+    # Hashing as code writes it: a bucket index from ids with xor and a mask.
+    case("bitwise_hash_bucket", lambda ids, seed: ((ids * 2654435761) ^ (ids >> 16) ^ seed) & 1023,
+         [T(4, 6, dtype="int64", fill="arange"), Npy(np.array([0x1F3D5B79], dtype=np.int64))], opsets=(11, 17),
+         dynamic={0: [0, 1]}),
 ]

@@ -63,6 +63,22 @@ CASES = [
     case("shift_tensor", lambda a, s: (a << s) - (a >> s), [INUM, Npy(np.array([0, 1, 2, 3], dtype=np.int64))]),
     case("shift_uint8", lambda a: (a << 1, a >> 2),
          [Npy(np.array([1, 7, 64, 100], dtype=np.uint8))], opsets=(9, 11, 13)),
+    # By a constant, shifts are exact integer steps: the float form lost int64 bits past 2^53
+    # ((2^62 + 12345) >> 4, then & 0xF, was wrong), and << wraps as libtorch's does.
+    case("shift_int64_extremes", lambda a: (a >> 4, a << 3, a >> 63, a << 63, a >> 0, (a >> 4) & 0xF, a >> 62),
+         [Npy(np.array([2 ** 62 + 12345, -2 ** 63, 2 ** 63 - 1, -5, 0, 1, -(2 ** 53) - 3, 2 ** 53 + 1], dtype=np.int64))],
+         opsets=ALL, dynamic={0: [0]}),
+    # By amounts known at run time, the same integer steps with 2^s from a float64 power (exact).
+    case("shift_tensor_int64_exact", lambda a, s: (a >> s, a << s),
+         [Npy(np.array([[2 ** 62 + 12345, -2 ** 63, 2 ** 63 - 1, -5], [2 ** 53 + 1, -(2 ** 53) - 3, 7, -1]], dtype=np.int64)),
+          Npy(np.array([4, 63, 62, 1], dtype=np.int64))], opsets=ALL, dynamic={0: [0]}),
+    case("shift_tensor_narrow", lambda a, s, b, t: (a >> s, a << s, b >> t, b << t),
+         [Npy(np.array([-128, -1, 0, 1, 127, -77, 100, 5], dtype=np.int8)), Npy(np.array([7, 8, 0, 9, 3, 1, 6, 2], dtype=np.int8)),
+          Npy(np.array([-2 ** 31, 2 ** 31 - 1, -7, 123456789], dtype=np.int32)), Npy(np.array([31, 30, 1, 5], dtype=np.int32))],
+         opsets=ALL),
+    case("shift_narrow_extremes", lambda a, b: (a >> 7, a << 7, a >> 3, a << 2, b >> 7, b << 7, b >> 3, b << 3),
+         [Npy(np.array([-128, -1, 0, 1, 127, -77], dtype=np.int8)), Npy(np.array([0, 1, 200, 255, 128], dtype=np.uint8))],
+         opsets=ALL),
     # distances
     case("cosine_similarity", lambda a, b: F.cosine_similarity(a, b), [T(3, 4, 2), T(3, 4, 2, seed=1)], opsets=(9, 13),
          dynamic={0: [0, 2], 1: [0, 2]}),

@@ -71,7 +71,7 @@ class Search(torch.nn.Module):
 
 class Hist(torch.nn.Module):
     def forward(self, y, b):
-        return torch.special.i1(y) + b[:4]  # i1: neither torch.onnx 1.13 nor oxport converts it
+        return torch.special.bessel_j0(y) + b[:4]  # bessel_j0: neither torch.onnx 1.13 nor oxport converts it
 
 
 class Unsupported(torch.nn.Module):

@@ -1,7 +1,9 @@
 // Elementwise arithmetic, math functions, comparisons, logic, clamp and where.
 // Type promotion follows the example run: inputs are cast to the dtype PyTorch produced.
 #include <algorithm>
+#include <cstdint>
 #include <optional>
+#include <utility>
 
 #include "convert/args.h"
 #include "convert/registry.h"
@@ -78,7 +80,12 @@ ConvertFn addSub(const std::string& op, bool reverse = false) {
     OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {args.in({"self", "a"}, 0), args.in({"other", "b"}, 1)}));
     if (args.has("alpha", 2)) {
       OXPORT_ASSIGN(double alpha, ctx.constDouble(args.in("alpha", 2)));
-      if (alpha != 1.0) ins[1] = ctx.emit1("Mul", {ins[1], ctx.constScalar(alpha, n.output(0)->meta.dtype)});
+      if (n.output(0)->meta.dtype == DType::Bool) {
+        // alpha * b of bools is b for a nonzero alpha and false for 0 (ONNX has no bool Mul).
+        if (alpha == 0.0) ins[1] = ctx.emit1("And", {ins[1], ctx.constScalar(0, DType::Bool)});
+      } else if (alpha != 1.0) {
+        ins[1] = ctx.emit1("Mul", {ins[1], ctx.constScalar(alpha, n.output(0)->meta.dtype)});
+      }
     }
     if (reverse) std::swap(ins[0], ins[1]);
     // bool + bool is logical or in PyTorch; ONNX has no Add for bool.
@@ -303,12 +310,9 @@ ConvertFn compare(const std::string& op, bool negate = false) {
 }
 
 // logical_and/or/xor, and the bitwise forms on bool tensors (&, |, ^ of masks).
-ConvertFn logical(const std::string& op, bool bitwise = false) {
-  return [op, bitwise](Context& ctx, const Node& n) -> Status {
+ConvertFn logical(const std::string& op) {
+  return [op](Context& ctx, const Node& n) -> Status {
     const Args args(ctx, n);
-    if (bitwise && n.output(0)->meta.dtype != DType::Bool)
-      return ctx.error("unsupported-form", n.kind + " on integer tensors has no ONNX form before opset 18",
-                       "use it on bool tensors (masks) only");
     OXPORT_ASSIGN(std::string x, ctx.tensorOfType(args.in({"self", "a"}, 0), DType::Bool));
     OXPORT_ASSIGN(std::string y, ctx.tensorOfType(args.in({"other", "b"}, 1), DType::Bool));
     std::string r = ctx.emit1(op, {x, y});
@@ -339,6 +343,182 @@ Status convertBitwiseNot(Context& ctx, const Node& n) {
   OXPORT_ASSIGN(std::string x, ctx.tensorOfType(args.in("self", 0), dt));
   const double all_ones = dt == DType::UInt8 ? 255.0 : -1.0;
   return bindOut(ctx, n, ctx.emit1("Sub", {ctx.constScalar(all_ones, dt), x}));
+}
+
+// ---- &, |, ^ on integer tensors
+// ONNX's BitwiseAnd/Or/Xor are opset 18. Below, each operand is split into its bits with integer
+// Div/Mod by powers of two along a new last axis (one node per step, whatever the width), the bits
+// are combined as 0/1 numbers (and: a b, or: a + b - a b, xor: a + b - 2 a b) and summed back with their
+// weights. The top bit is kept apart: in two's complement it weighs -2^(w-1) (the sign: x < 0),
+// for uint8 it is 128 (x > 127); the low w-1 bits are those of x with the top bit cleared, which
+// lies in [0, 2^(w-1)), so truncating Div and Mod are floor ones there. Nothing overflows: the low
+// sum is at most 2^(w-1) - 1 and the top weight is added once. int8/int16/uint8 are emitted in
+// their own type; the legalize-types pass widens the ops ONNX Runtime lacks to int32 and back.
+enum class BitOp { And, Or, Xor };
+
+int bitWidth(DType dt) { return static_cast<int>(8 * dtypeSize(dt)); }
+
+// Integer constants of dtype dt: a 0-d one (scalar) or 1-D. Exact for every int64 (no double).
+std::string intConst(Context& ctx, const std::vector<int64_t>& v, DType dt, bool scalar) {
+  std::vector<int64_t> shape;
+  if (!scalar) shape.push_back(static_cast<int64_t>(v.size()));
+  switch (dt) {
+    case DType::Int8: return ctx.constant(HostTensor::fromVector(dt, shape, std::vector<int8_t>(v.begin(), v.end())));
+    case DType::UInt8: return ctx.constant(HostTensor::fromVector(dt, shape, std::vector<uint8_t>(v.begin(), v.end())));
+    case DType::Int16: return ctx.constant(HostTensor::fromVector(dt, shape, std::vector<int16_t>(v.begin(), v.end())));
+    case DType::Int32: return ctx.constant(HostTensor::fromVector(dt, shape, std::vector<int32_t>(v.begin(), v.end())));
+    default: return ctx.constant(HostTensor::fromVector(DType::Int64, shape, v));
+  }
+}
+std::string intScalar(Context& ctx, int64_t v, DType dt) { return intConst(ctx, {v}, dt, true); }
+
+// The weight of the top bit: INT_MIN of a signed type, 128 for uint8.
+int64_t topWeight(DType dt) { return dt == DType::UInt8 ? 128 : -(int64_t{1} << (bitWidth(dt) - 1)); }
+
+// x mod m for m > 0 (floor: in [0, m)): Mod (fmod=0) from opset 10; before, x - trunc(x / m) m,
+// plus m where that is negative.
+std::string floorMod(Context& ctx, const std::string& x, int64_t m, DType dt) {
+  const std::string mc = intScalar(ctx, m, dt);
+  if (ctx.opset() >= 10) return ctx.emit1("Mod", {x, mc});
+  std::string r = ctx.emit1("Sub", {x, ctx.emit1("Mul", {ctx.emit1("Div", {x, mc}), mc})});
+  std::string neg = ctx.cast(ctx.emit1("Less", {r, intScalar(ctx, 0, dt)}), dt);
+  return ctx.emit1("Add", {r, ctx.emit1("Mul", {neg, mc})});
+}
+
+// The top bit of x as 0/1 in dt, and x with it cleared (in [0, 2^(w-1))).
+std::pair<std::string, std::string> topBitSplit(Context& ctx, const std::string& x, DType dt) {
+  std::string top = dt == DType::UInt8 ? ctx.emit1("Greater", {x, intScalar(ctx, 127, dt)})
+                                       : ctx.emit1("Less", {x, intScalar(ctx, 0, dt)});
+  top = ctx.cast(top, dt);
+  std::string low = ctx.emit1("Sub", {x, ctx.emit1("Mul", {top, intScalar(ctx, topWeight(dt), dt)})});
+  return {top, low};
+}
+
+// Bit k of x as 0/1 in dt.
+std::string bitOf(Context& ctx, const std::string& x, int k, DType dt) {
+  const int w = bitWidth(dt);
+  if (k == w - 1) return topBitSplit(ctx, x, dt).first;
+  if (k == w - 2 && dt != DType::UInt8)  // 2^(k+1) is past the type: read it from x without its sign
+    return ctx.emit1("Div", {topBitSplit(ctx, x, dt).second, intScalar(ctx, int64_t{1} << k, dt)});
+  return ctx.emit1("Div", {floorMod(ctx, x, int64_t{1} << (k + 1), dt), intScalar(ctx, int64_t{1} << k, dt)});
+}
+
+// The low k bits of x (x & (2^k - 1)), 1 <= k < w.
+std::string lowBits(Context& ctx, const std::string& x, int k, DType dt) {
+  if (k == bitWidth(dt) - 1 && dt != DType::UInt8) return topBitSplit(ctx, x, dt).second;
+  return floorMod(ctx, x, int64_t{1} << k, dt);
+}
+
+// x op c for a constant c (only its low w bits count) whose bit pattern has a cheap form: 0, all
+// ones, a single bit, a low mask 2^k - 1 (x & 0xFF), or (for &) a high mask ~(2^k - 1). nullopt
+// for other constants.
+std::optional<std::string> bitwiseWithConstant(Context& ctx, BitOp op, const std::string& x, int64_t c, DType dt) {
+  const int w = bitWidth(dt);
+  const uint64_t all = w == 64 ? ~uint64_t{0} : (uint64_t{1} << w) - 1;
+  const uint64_t u = static_cast<uint64_t>(c) & all;
+  auto isPow2 = [](uint64_t v) { return v != 0 && (v & (v - 1)) == 0; };
+  auto log2 = [](uint64_t v) { int k = 0; while (v > 1) { v >>= 1; ++k; } return k; };
+  const int64_t all_value = dt == DType::UInt8 ? 255 : -1;
+  auto zero_like = [&] { return ctx.emit1("Sub", {x, x}); };
+  if (u == 0) return op == BitOp::And ? zero_like() : ctx.emit1("Identity", {x});
+  if (u == all) {
+    if (op == BitOp::And) return ctx.emit1("Identity", {x});
+    if (op == BitOp::Or) return ctx.emit1("Add", {zero_like(), intScalar(ctx, all_value, dt)});
+    return ctx.emit1("Sub", {intScalar(ctx, all_value, dt), x});  // ~x
+  }
+  if (isPow2(u)) {  // a single bit 2^k
+    const int k = log2(u);
+    const std::string p = intScalar(ctx, k == w - 1 ? topWeight(dt) : int64_t{1} << k, dt);
+    const std::string bit = bitOf(ctx, x, k, dt);
+    const std::string set = ctx.emit1("Mul", {bit, p});
+    const std::string unset = ctx.emit1("Mul", {ctx.emit1("Sub", {intScalar(ctx, 1, dt), bit}), p});
+    if (op == BitOp::And) return set;
+    if (op == BitOp::Or) return ctx.emit1("Add", {x, unset});
+    return ctx.emit1("Add", {ctx.emit1("Sub", {x, set}), unset});  // clear it if set, then set it if it was clear
+  }
+  if (isPow2(u + 1)) {  // 2^k - 1
+    const int k = log2(u + 1);
+    const std::string low = lowBits(ctx, x, k, dt);
+    if (op == BitOp::And) return low;
+    const std::string high = ctx.emit1("Sub", {x, low});
+    if (op == BitOp::Or) return ctx.emit1("Add", {high, intScalar(ctx, c, dt)});
+    return ctx.emit1("Add", {high, ctx.emit1("Sub", {intScalar(ctx, c, dt), low})});  // the low bits flipped
+  }
+  if (op == BitOp::And && isPow2((~u & all) + 1))  // ~(2^k - 1): x rounded down to a multiple of 2^k
+    return ctx.emit1("Sub", {x, lowBits(ctx, x, log2((~u & all) + 1), dt)});
+  return std::nullopt;
+}
+
+// The general form: bits 0..w-2 of each operand along a new last axis, combined, weighed and summed.
+std::string bitwiseGeneral(Context& ctx, BitOp op, const std::string& a, int rank_a, const std::string& b, int rank_b,
+                           int rank_out, DType dt) {
+  const int w = bitWidth(dt);
+  std::vector<int64_t> weights;
+  for (int k = 0; k < w - 1; ++k) weights.push_back(int64_t{1} << k);
+  const std::string h = intConst(ctx, weights, dt, false);
+  const std::string two = intScalar(ctx, 2, dt);
+  auto split = [&](const std::string& x, int rank) {
+    auto [top, low] = topBitSplit(ctx, x, dt);
+    std::string q = ctx.emit1("Div", {ctx.unsqueeze(low, {rank}), h});  // floor(low / 2^k) >= 0
+    std::string bits = ctx.opset() >= 10 ? ctx.emit1("Mod", {q, two})
+                                         : ctx.emit1("Sub", {q, ctx.emit1("Mul", {ctx.emit1("Div", {q, two}), two})});
+    return std::make_pair(top, bits);
+  };
+  auto [ta, ba] = split(a, rank_a);
+  auto [tb, bb] = split(b, rank_b);
+  auto combine = [&](const std::string& p, const std::string& q) {
+    if (op == BitOp::And) return ctx.emit1("Mul", {p, q});
+    if (op == BitOp::Xor)  // p + q - 2 p q: no negative step, which uint8 would wrap
+      return ctx.emit1("Sub", {ctx.emit1("Add", {p, q}), ctx.emit1("Mul", {ctx.emit1("Mul", {p, q}), two})});
+    return ctx.emit1("Sub", {ctx.emit1("Add", {p, q}), ctx.emit1("Mul", {p, q})});
+  };
+  std::string low = reduceOver(ctx, "ReduceSum", ctx.emit1("Mul", {combine(ba, bb), h}), {rank_out}, false);
+  std::string top = ctx.emit1("Mul", {combine(ta, tb), intScalar(ctx, topWeight(dt), dt)});
+  return ctx.emit1("Add", {low, top});
+}
+
+// A static integer: a Python number, or a 0-d integer constant tensor (read exactly).
+std::optional<int64_t> staticInt(const Value* v) {
+  if (!v->constant) return std::nullopt;
+  const auto& c = *v->constant;
+  if (c.isInt() || c.isBool()) return c.toInt();
+  if (!c.isTensor() || !c.tensor().shape.empty() || !c.tensor().data) return std::nullopt;
+  const HostTensor& t = c.tensor();
+  switch (t.dtype) {
+    case DType::Int64: return *t.as<int64_t>();
+    case DType::Int32: return *t.as<int32_t>();
+    case DType::Int16: return *t.as<int16_t>();
+    case DType::Int8: return *t.as<int8_t>();
+    case DType::UInt8: return *t.as<uint8_t>();
+    case DType::Bool: return *t.as<bool>() ? 1 : 0;
+    default: return std::nullopt;
+  }
+}
+
+// __and__/__or__/__xor__ and bitwise_and/or/xor (and their in-place forms): logical on bool
+// results, the bit steps above on integers.
+ConvertFn bitwise(BitOp op) {
+  const char* logical_op = op == BitOp::And ? "And" : op == BitOp::Or ? "Or" : "Xor";
+  return [op, logical_op](Context& ctx, const Node& n) -> Status {
+    const DType dt = typeDType(n.output(0)).value_or(n.output(0)->meta.dtype);
+    if (dt == DType::Bool) return logical(logical_op)(ctx, n);
+    if (isFloating(dt))
+      return ctx.error("unsupported-form", n.kind + " needs integer or bool operands",
+                       "torch refuses &, | and ^ on floating tensors too: compare first or cast to an integer");
+    const Args args(ctx, n);
+    const Value* va = args.in({"self", "a"}, 0);
+    const Value* vb = args.in({"other", "b"}, 1);
+    OXPORT_ASSIGN(std::string a, ctx.tensorOfType(va, dt));
+    OXPORT_ASSIGN(std::string b, ctx.tensorOfType(vb, dt));
+    for (int side = 0; side < 2; ++side) {
+      const Value* c = side == 0 ? vb : va;
+      if (auto value = staticInt(c))
+        if (auto r = bitwiseWithConstant(ctx, op, side == 0 ? a : b, *value, dt)) return bindOut(ctx, n, *r);
+    }
+    auto rankOf = [&](const Value* v) { return v->isTensor() ? ctx.rank(v) : 0; };
+    const int rank_out = std::max(rankOf(va), rankOf(vb));
+    return bindOut(ctx, n, bitwiseGeneral(ctx, op, a, rankOf(va), b, rankOf(vb), rank_out, dt));
+  };
 }
 
 // clamp(self, min=None, max=None): scalars or tensors.
@@ -468,9 +648,9 @@ void registerElementwiseOps(Registry& r) {
   r.add("aten::logical_or", logical("Or"));
   r.add("aten::logical_xor", logical("Xor"));
   r.add("aten::logical_not", convertLogicalNot);
-  addAll(r, {"aten::__and__", "aten::bitwise_and", "aten::__iand__"}, logical("And", true));
-  addAll(r, {"aten::__or__", "aten::bitwise_or", "aten::__ior__"}, logical("Or", true));
-  addAll(r, {"aten::__xor__", "aten::bitwise_xor", "aten::__ixor__"}, logical("Xor", true));
+  addAll(r, {"aten::__and__", "aten::bitwise_and", "aten::__iand__", "aten::bitwise_and_"}, bitwise(BitOp::And));
+  addAll(r, {"aten::__or__", "aten::bitwise_or", "aten::__ior__", "aten::bitwise_or_"}, bitwise(BitOp::Or));
+  addAll(r, {"aten::__xor__", "aten::bitwise_xor", "aten::__ixor__", "aten::bitwise_xor_"}, bitwise(BitOp::Xor));
   r.add("aten::bitwise_not", convertBitwiseNot);
   addAll(r, {"aten::clamp", "aten::clamp_", "aten::clip"}, convertClamp);
   r.add("aten::clamp_min", clampOneSide(true));

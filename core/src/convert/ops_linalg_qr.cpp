@@ -9,8 +9,11 @@
 // full-rank inputs. PyTorch's pinv (an SVD) zeroes singular values below rtol * sigma_max
 // (rtol = eps * max(m, n) by default); a matrix that is rank deficient at run time cannot be
 // refused at export time, and gives non-finite or huge values here where PyTorch's are finite.
+// Triangular solves (linalg_solve_triangular, triangular_solve, cholesky_solve, cholesky_inverse)
+// are the same substitutions, unrolled row by row in LAPACK's order (trsm, potrs).
 #include <algorithm>
 #include <functional>
+#include <utility>
 
 #include "convert/args.h"
 #include "convert/registry.h"
@@ -189,11 +192,135 @@ Status convertPinv(Context& ctx, const Node& n) {
   return bindOut(ctx, n, wide ? transposeLast(ctx, x, a.rank) : x);
 }
 
+// ---- triangular solves (linalg_solve_triangular, triangular_solve, cholesky_solve, cholesky_inverse)
+
+// x with rank raised to `rank` by leading axes of size 1 (batch axes then broadcast).
+std::string toRank(Context& ctx, const std::string& x, int have, int rank) {
+  if (have >= rank) return x;
+  std::vector<int64_t> axes;
+  for (int i = 0; i < rank - have; ++i) axes.push_back(i);
+  return ctx.unsqueeze(x, axes);
+}
+
+// X with T X = B for a triangular T [..., n, n] and B [..., n, k] of the same rank (batch axes
+// broadcast): forward substitution from the first row when lower, back substitution from the last
+// when upper, as LAPACK's trsm computes it: row i is B[i] minus T[i, j] X[j] for each row j already
+// solved, subtracted in the order they were solved, then divided by T[i, i] (not when unit). Only
+// T's triangle is read, and not its diagonal when unit.
+std::string triangularSolve(Context& ctx, const std::string& t, const std::string& b, int rank, int64_t n, bool lower,
+                            bool unit) {
+  const int ra = rank - 2, ca = rank - 1;
+  std::vector<std::string> rows(static_cast<size_t>(n));
+  std::vector<int64_t> order;
+  for (int64_t i = 0; i < n; ++i) order.push_back(lower ? i : n - 1 - i);
+  for (size_t s = 0; s < order.size(); ++s) {
+    const int64_t i = order[s];
+    const std::string t_row = ctx.slice(t, {i}, {i + 1}, {ra});  // [..., 1, n]
+    std::string acc = ctx.slice(b, {i}, {i + 1}, {ra});          // [..., 1, k]
+    for (size_t p = 0; p < s; ++p) {
+      const int64_t j = order[p];
+      acc = ctx.emit1("Sub", {acc, ctx.emit1("Mul", {ctx.slice(t_row, {j}, {j + 1}, {ca}), rows[static_cast<size_t>(j)]})});
+    }
+    if (!unit) acc = ctx.emit1("Div", {acc, ctx.slice(t_row, {i}, {i + 1}, {ca})});
+    rows[static_cast<size_t>(i)] = acc;
+  }
+  return n == 1 ? rows[0] : ctx.emit1("Concat", rows, {attrInt("axis", ra)});
+}
+
+// The right-hand side argument B [..., n, k] of a solve with a's n: its tensor and rank, checked.
+Result<std::pair<std::string, int>> rhsArg(Context& ctx, const Value* v, const MatrixArg& a, bool left,
+                                           const std::string& what) {
+  const int rank = ctx.rank(v);
+  if (rank < 2 || ctx.dtype(v) != a.dt)
+    return ctx.error("bad-argument", what + ": the right-hand side " + ctx.meta(v).toString() +
+                                         " is not a batch of matrices of the coefficients' dtype");
+  const auto& s = ctx.meta(v).shape;
+  if ((left ? s[s.size() - 2] : s.back()) != a.n)
+    return ctx.error("bad-argument", what + ": the right-hand side " + ctx.meta(v).toString() + " does not match " +
+                                         std::to_string(a.n) + "x" + std::to_string(a.n) + " coefficients");
+  OXPORT_ASSIGN(std::string b, ctx.tensor(v));
+  return std::make_pair(b, rank);
+}
+
+// The square triangular coefficient matrix of a solve.
+Result<MatrixArg> squareArg(Context& ctx, const Value* v, const std::string& what) {
+  OXPORT_ASSIGN(MatrixArg a, matrixArg(ctx, v, what));
+  if (a.m != a.n)
+    return ctx.error("bad-argument", what + " of " + std::to_string(a.m) + "x" + std::to_string(a.n) +
+                                         " coefficients: they must be square");
+  return a;
+}
+
+// linalg_solve_triangular(A, B, *, upper, left=True, unitriangular=False): A X = B, or X A = B as
+// A^T X^T = B^T (A^T is lower where A is upper).
+Status convertSolveTriangular(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
+  const std::string what = "linalg_solve_triangular";
+  OXPORT_ASSIGN(MatrixArg a, squareArg(ctx, args.in("self", 0), what));
+  OXPORT_ASSIGN(bool upper, args.constBool("upper", 2));
+  OXPORT_ASSIGN(bool left, args.has("left", 3) ? args.constBool("left", 3) : Result<bool>(true));
+  OXPORT_ASSIGN(bool unit, args.has("unitriangular", 4) ? args.constBool("unitriangular", 4) : Result<bool>(false));
+  OXPORT_ASSIGN(auto rhs, rhsArg(ctx, args.in("B", 1), a, left, what));
+  const int rank = std::max(a.rank, rhs.second);
+  std::string t = toRank(ctx, a.x, a.rank, rank), b = toRank(ctx, rhs.first, rhs.second, rank);
+  if (left) return bindOut(ctx, n, triangularSolve(ctx, t, b, rank, a.n, !upper, unit));
+  std::string x = triangularSolve(ctx, transposeLast(ctx, t, rank), transposeLast(ctx, b, rank), rank, a.n, upper, unit);
+  return bindOut(ctx, n, transposeLast(ctx, x, rank));
+}
+
+// triangular_solve(self = B, A, upper=True, transpose=False, unitriangular=False) -> (X, A's copy):
+// A X = B, or A^T X = B.
+Status convertTriangularSolve(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
+  const std::string what = "triangular_solve";
+  OXPORT_ASSIGN(MatrixArg a, squareArg(ctx, args.in("A", 1), what));
+  OXPORT_ASSIGN(bool upper, args.has("upper", 2) ? args.constBool("upper", 2) : Result<bool>(true));
+  OXPORT_ASSIGN(bool transpose, args.has("transpose", 3) ? args.constBool("transpose", 3) : Result<bool>(false));
+  OXPORT_ASSIGN(bool unit, args.has("unitriangular", 4) ? args.constBool("unitriangular", 4) : Result<bool>(false));
+  OXPORT_ASSIGN(auto rhs, rhsArg(ctx, args.in("self", 0), a, true, what));
+  const int rank = std::max(a.rank, rhs.second);
+  std::string t = toRank(ctx, a.x, a.rank, rank), b = toRank(ctx, rhs.first, rhs.second, rank);
+  if (transpose) t = transposeLast(ctx, t, rank);
+  ctx.bind(n.output(0), triangularSolve(ctx, t, b, rank, a.n, upper == transpose, unit));
+  ctx.bind(n.output(1), ctx.emit1("Identity", {a.x}));
+  return okStatus();
+}
+
+// cholesky_solve(self = B, input2 = L, upper=False): A X = B for A = L L^T (U^T U when upper), as
+// LAPACK's potrs solves it: L Y = B, then L^T X = Y. cholesky_inverse(L, upper=False): the same
+// with B the identity.
+ConvertFn convertCholeskySolve(bool inverse) {
+  return [inverse](Context& ctx, const Node& n) -> Status {
+    const Args args(ctx, n);
+    const std::string what = inverse ? "cholesky_inverse" : "cholesky_solve";
+    OXPORT_ASSIGN(MatrixArg a, squareArg(ctx, args.in(inverse ? "self" : "input2", inverse ? 0 : 1), what));
+    const int upper_at = inverse ? 1 : 2;
+    OXPORT_ASSIGN(bool upper, args.has("upper", upper_at) ? args.constBool("upper", upper_at) : Result<bool>(false));
+    std::string b = batchIdentity(ctx, a);
+    int rank = a.rank;
+    std::string l = a.x;
+    if (!inverse) {
+      OXPORT_ASSIGN(auto rhs, rhsArg(ctx, args.in("self", 0), a, true, what));
+      rank = std::max(a.rank, rhs.second);
+      l = toRank(ctx, a.x, a.rank, rank);
+      b = toRank(ctx, rhs.first, rhs.second, rank);
+    }
+    std::string lt = transposeLast(ctx, l, rank);
+    // Lower: L Y = B, L^T X = Y. Upper (A = U^T U): U^T Y = B, U X = Y.
+    std::string y = triangularSolve(ctx, upper ? lt : l, b, rank, a.n, true, false);
+    return bindOut(ctx, n, triangularSolve(ctx, upper ? l : lt, y, rank, a.n, false, false));
+  };
+}
+
 }  // namespace
 
 void registerLinalgQrOps(Registry& r) {
   addAll(r, {"aten::linalg_qr", "aten::qr"}, convertQr);
   addAll(r, {"aten::linalg_pinv", "aten::pinverse"}, convertPinv);
+  r.add("aten::linalg_solve_triangular", convertSolveTriangular);
+  r.add("aten::triangular_solve", convertTriangularSolve);
+  r.add("aten::cholesky_solve", convertCholeskySolve(false));
+  r.add("aten::cholesky_inverse", convertCholeskySolve(true));
 }
 
 }  // namespace oxport::convert

@@ -1,5 +1,5 @@
 // Small dense linear algebra ONNX has no operator for: linalg_inv (inverse), linalg_inv_ex,
-// linalg_solve, linalg_cholesky (cholesky), and det/logdet below opset 11 (ONNX Det is 11+).
+// linalg_solve, linalg_cholesky (cholesky), and det/logdet/slogdet below opset 11 (ONNX Det is 11+).
 // Camera intrinsics and poses (3x3, 4x4), Kalman filters and normalising flows invert small
 // matrices. For a matrix size n known at export time (n <= kMaxSmallN) the algorithm is unrolled
 // into elementwise ops over the whole batch: Gauss-Jordan elimination with partial pivoting (the
@@ -195,6 +195,24 @@ ConvertFn convertDetUnrolled(bool take_log) {
   };
 }
 
+// slogdet / linalg_slogdet below opset 11 -> (sign, log|det|) of the elimination's signed pivot
+// product, as the Det form from opset 11 takes them (ops_math.cpp).
+Status convertSlogdetUnrolled(Context& ctx, const Node& n) {
+  const Args args(ctx, n);
+  OXPORT_ASSIGN(SquareArg a, squareArg(ctx, args.in({"A", "self"}, 0), n.kind.substr(6)));
+  std::string det;
+  if (a.n == 0) {
+    det = ctx.emit1("ReduceProd", {ctx.emit1("Add", {a.x, ctx.constScalar(1.0, a.dt)})},
+                    {attrInts("axes", {a.rank - 2, a.rank - 1}), attrInt("keepdims", 0)});
+  } else {
+    Elimination e = gaussJordan(ctx, a.x, a.rank, a.n, a.dt);
+    det = dropMatrixAxes(ctx, ctx.emit1("Mul", {e.pivots, e.sign}), a.rank);
+  }
+  ctx.bind(n.output(0), ctx.emit1("Sign", {det}));
+  ctx.bind(n.output(1), ctx.emit1("Log", {ctx.emit1("Abs", {det})}));
+  return okStatus();
+}
+
 // linalg_cholesky(self, upper) / cholesky(self, upper): L column by column (Cholesky-Banachiewicz),
 // col_j = (A[:, j] - L[:, :j] L[j, :j]^T) / sqrt(that at row j), zero above the diagonal.
 Status convertCholesky(Context& ctx, const Node& n) {
@@ -232,6 +250,7 @@ void registerSmallLinalgOps(Registry& r) {
   addAll(r, {"aten::linalg_cholesky", "aten::cholesky"}, convertCholesky);
   addAll(r, {"aten::linalg_det", "aten::det"}, convertDetUnrolled(false), kMinOpset, 10);
   r.add("aten::logdet", convertDetUnrolled(true), kMinOpset, 10);
+  addAll(r, {"aten::slogdet", "aten::linalg_slogdet"}, convertSlogdetUnrolled, kMinOpset, 10);
 }
 
 }  // namespace oxport::convert

@@ -4,6 +4,7 @@
 // statistics, conv_tbc).
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "convert/args.h"
 #include "convert/registry.h"
@@ -254,13 +255,79 @@ Status convertNanToNum(Context& ctx, const Node& n) {
 
 // __lshift__/__rshift__: BitShift for uint8 from opset 11; otherwise multiply or floor-divide by
 // 2^other (arithmetic shift for signed integers, scaling for floats).
+// An integer shifted by a constant 0 <= s < width is exact in integers: x * 2^s wraps as the
+// shift does (2^(w-1) is the type's minimum), and x >> s is floor(x / 2^s) = (x - x mod 2^s) / 2^s
+// (the sign, -(x < 0), for s = w - 1); the float form loses int64 bits past 2^53.
+std::optional<std::string> shiftByConstant(Context& ctx, const std::string& x, int64_t s, DType dt, bool left) {
+  const int w = static_cast<int>(8 * dtypeSize(dt));
+  if (isFloating(dt) || dt == DType::Bool || s < 0 || s >= w) return std::nullopt;
+  const bool top = s == w - 1;
+  const double p = top && dt != DType::UInt8 ? -std::ldexp(1.0, w - 1) : std::ldexp(1.0, static_cast<int>(s));
+  if (left) return ctx.emit1("Mul", {x, ctx.constScalar(p, dt)});
+  if (dt == DType::UInt8) return ctx.emit1("Div", {x, ctx.constScalar(p, dt)});
+  if (top) return ctx.emit1("Neg", {ctx.cast(ctx.emit1("Less", {x, ctx.constScalar(0, dt)}), dt)});
+  const std::string pc = ctx.constScalar(p, dt);
+  std::string mod;
+  if (ctx.opset() >= 10) {
+    mod = ctx.emit1("Mod", {x, pc});
+  } else {
+    std::string r = ctx.emit1("Sub", {x, ctx.emit1("Mul", {ctx.emit1("Div", {x, pc}), pc})});
+    mod = ctx.emit1("Add", {r, ctx.emit1("Mul", {ctx.cast(ctx.emit1("Less", {r, ctx.constScalar(0, dt)}), dt), pc})});
+  }
+  return ctx.emit1("Div", {ctx.emit1("Sub", {x, mod}), pc});
+}
+
+// An integer shifted by amounts known at run time, in integers: 2^s is exact as a float64 power
+// cast to the type for s up to w - 2 (w - 1 for uint8); x << s is x 2^min(s, w-2) 2^min(s - that, 2),
+// which wraps as the shift does (0 from s = w on); x >> s is floor(x / 2^s) via Mod, and the sign
+// -(x < 0) (0 for uint8) from s = w - 1 (w). A negative s counts as 0.
+std::string shiftByTensor(Context& ctx, const std::string& x, const std::string& s, DType dt, bool left) {
+  const int w = static_cast<int>(8 * dtypeSize(dt));
+  const int top = dt == DType::UInt8 ? w - 1 : w - 2;  // the largest exponent 2^k that dt holds
+  auto f64 = [&](double v) { return ctx.constScalar(v, DType::Float64); };
+  const std::string sc = ctx.emit1("Min", {ctx.emit1("Max", {s, f64(0)}), f64(top)});
+  const std::string p = ctx.cast(ctx.emit1("Pow", {f64(2), sc}), dt);
+  if (left) {
+    const std::string rest = ctx.emit1("Min", {ctx.emit1("Sub", {ctx.emit1("Max", {s, f64(0)}), sc}), f64(2)});
+    return ctx.emit1("Mul", {ctx.emit1("Mul", {x, p}), ctx.cast(ctx.emit1("Pow", {f64(2), rest}), dt)});
+  }
+  std::string q;
+  if (dt == DType::UInt8) {
+    q = ctx.emit1("Div", {x, p});
+  } else {
+    std::string mod;
+    if (ctx.opset() >= 10) {
+      mod = ctx.emit1("Mod", {x, p});
+    } else {
+      std::string r = ctx.emit1("Sub", {x, ctx.emit1("Mul", {ctx.emit1("Div", {x, p}), p})});
+      mod = ctx.emit1("Add", {r, ctx.emit1("Mul", {ctx.cast(ctx.emit1("Less", {r, ctx.constScalar(0, dt)}), dt), p})});
+    }
+    q = ctx.emit1("Div", {ctx.emit1("Sub", {x, mod}), p});
+  }
+  const std::string sign = dt == DType::UInt8 ? ctx.emit1("Sub", {x, x})
+                                              : ctx.emit1("Neg", {ctx.cast(ctx.emit1("Less", {x, ctx.constScalar(0, dt)}), dt)});
+  const std::string past = ctx.emit1("Greater", {s, f64(top)});
+  return whereTyped(ctx, past, sign, q, dt);
+}
+
 ConvertFn convertShift(bool left) {
   return [left](Context& ctx, const Node& n) -> Status {
     const Args args(ctx, n);
     const DType dt = n.output(0)->meta.dtype;
+    const Value* amount = args.in({"other", "b"}, 1);
+    if (amount->constant && (amount->constant->isInt() || (amount->constant->isTensor() && amount->constant->tensor().shape.empty() &&
+                                                          !isFloating(amount->constant->tensor().dtype)))) {
+      OXPORT_ASSIGN(std::string x, ctx.tensorOfType(args.in({"self", "a"}, 0), dt));
+      if (auto r = shiftByConstant(ctx, x, amount->constant->toInt(), dt, left)) return bindOut(ctx, n, *r);
+    }
     if (dt == DType::UInt8 && ctx.opset() >= 11) {
       OXPORT_ASSIGN(auto ins, promotedInputs(ctx, n, {args.in({"self", "a"}, 0), args.in({"other", "b"}, 1)}));
       return bindOut(ctx, n, ctx.emit1("BitShift", ins, {attrString("direction", left ? "LEFT" : "RIGHT")}));
+    }
+    if (!isFloating(dt) && dt != DType::Bool) {
+      OXPORT_ASSIGN(std::string x, ctx.tensorOfType(args.in({"self", "a"}, 0), dt));
+      OXPORT_ASSIGN(std::string s, ctx.tensorOfType(amount, DType::Float64));
+      return bindOut(ctx, n, shiftByTensor(ctx, x, s, dt, left));
     }
     const DType f = dt == DType::Float32 ? DType::Float32 : DType::Float64;
     OXPORT_ASSIGN(std::string x, ctx.tensorOfType(args.in({"self", "a"}, 0), f));
