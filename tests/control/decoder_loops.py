@@ -155,6 +155,41 @@ class SplitListSlices(nn.Module):
         return parts[0] * 2 + even, rest, torch.cat(last, 1)
 
 
+class GreedyMatcher(nn.Module):
+    """A tracker's greedy association (no Hungarian): take the best IoU, stop under the threshold,
+    `pairs.append((r, c))` into a List[Tuple[Tensor, Tensor]], blank the row and column; then
+    `for j, (r, c) in enumerate(pairs)` writes the matches out."""
+
+    def forward(self, tracks, dets):
+        lt = torch.max(tracks[:, None, :2], dets[None, :, :2])
+        rb = torch.min(tracks[:, None, 2:], dets[None, :, 2:])
+        wh = (rb - lt).clamp(min=0)
+        inter = wh[..., 0] * wh[..., 1]
+        at = ((tracks[:, 2] - tracks[:, 0]) * (tracks[:, 3] - tracks[:, 1]))[:, None]
+        ad = ((dets[:, 2] - dets[:, 0]) * (dets[:, 3] - dets[:, 1]))[None, :]
+        iou = inter / (at + ad - inter)
+        pairs: List[Tuple[torch.Tensor, torch.Tensor]] = []
+        n = min(iou.size(0), iou.size(1))
+        for _ in range(n):
+            if bool(iou.max() < 0.1):
+                break
+            flat = iou.argmax()
+            r = flat // iou.size(1)
+            c = flat % iou.size(1)
+            pairs.append((r, c))
+            iou[r, :] = -1.0
+            iou[:, c] = -1.0
+        out = torch.full((n, 2), -1, dtype=torch.long)
+        for j, (r, c) in enumerate(pairs):
+            out[j, 0] = r
+            out[j, 1] = c
+        return out
+
+
+def boxes(rows):
+    return torch.tensor(rows, dtype=torch.float32)
+
+
 def cases(T, A, R):
     """LIST_CASES rows: name, module factory, input names, input sets, dynamic axes, ONNX ops, out dtypes."""
     return [
@@ -179,6 +214,13 @@ def cases(T, A, R):
         ("tuple_carried_state", lambda: TupleCarriedState(), ["xs"],
          [[R("tcs0", 5, 2, 4, seed=0)], [R("tcs1", 1, 3, 4, seed=1)], [R("tcs2", 7, 2, 4, seed=2, scale=3.0)]],
          {"xs": [0, 1]}, ["Loop"]),
+        # 2 of 3 matched, none matched, all 2 matched
+        ("greedy_matcher", lambda: GreedyMatcher(), ["tracks", "dets"],
+         [[A("gm_t0", boxes([[0, 0, 10, 10], [20, 20, 30, 30], [50, 50, 60, 60]])),
+           A("gm_d0", boxes([[21, 21, 31, 31], [1, 1, 11, 11], [80, 80, 90, 90], [0, 40, 5, 45]]))],
+          [A("gm_t1", boxes([[0, 0, 10, 10], [20, 20, 30, 30]])), A("gm_d1", boxes([[40, 40, 50, 50]]))],
+          [A("gm_t2", boxes([[0, 0, 10, 10], [20, 20, 30, 30]])), A("gm_d2", boxes([[19, 19, 29, 29], [2, 0, 12, 10]]))]],
+         {"tracks": [0], "dets": [0]}, ["Loop"], ["int64"]),
         ("split_list_slices", lambda: SplitListSlices(), ["x"], [[R("sls0", 2, 10, 3, seed=0)], [R("sls1", 3, 10, 5, seed=1)]],
          {"x": [0, 2]}, []),
     ]

@@ -105,6 +105,7 @@ Result<FrontendResult> Frontend::run() {
   nested_refusal_ = lowerNestedFastPath(graph_, module_._ivalue(), options_.training);
   functionalizeViewWrites(*graph_, &state_warnings);  // y[:, i] = v and friends, before the mutation passes
   functionalizeDictWrites(*graph_);  // result["out"] = x: a new dict per write
+  splitTupleLists(*graph_);  // pairs.append((r, c)): a list per element
   removeNoopUncheckedCasts(graph_->block());
   // for _ in range(self.levels - 1): pyramid.append(...): a list of static length (its count is folded).
   unrollListBuildingLoops(*graph_);

@@ -90,8 +90,73 @@ int visit(jit::Graph& g, jit::Block* b) {
   return split;
 }
 
+// A list of tuples of tensors (`pairs.append((r, c))` in a matching loop) used only by append,
+// len and indexing: one list per element, each a list of tensors that pass_list_mutation can carry.
+bool splitTupleList(jit::Graph& g, jit::Node* def) {
+  auto lt = def->output()->type()->cast<c10::ListType>();
+  auto tt = lt ? lt->getElementType()->cast<c10::TupleType>() : nullptr;
+  if (!tt || tt->elements().empty()) return false;
+  for (const auto& e : tt->elements())
+    if (e->kind() != c10::TypeKind::TensorType) return false;
+  jit::Value* l = def->output();
+  for (const jit::Use& u : l->uses()) {
+    const std::string k = u.user->kind().toQualString();
+    if (u.offset != 0 || (k != "aten::append" && k != "aten::len" && k != "aten::__getitem__")) return false;
+    if (k == "aten::append" && u.user->output()->hasUses()) return false;
+  }
+  const size_t m = tt->elements().size();
+  std::vector<std::vector<jit::Value*>> initial(m);
+  for (jit::Value* t : def->inputs()) {
+    auto elems = elementsOf(g, t, tt, def);
+    for (size_t j = 0; j < m; ++j) initial[j].push_back(elems[j]);
+  }
+  std::vector<jit::Value*> lists;
+  for (size_t j = 0; j < m; ++j) {
+    jit::Node* made = g.createList(tt->elements()[j], initial[j]);
+    made->insertAfter(def);
+    lists.push_back(made->output());
+  }
+  std::vector<jit::Node*> dead;
+  const std::vector<jit::Use> uses(l->uses().begin(), l->uses().end());
+  for (const jit::Use& u : uses) {
+    jit::Node* n = u.user;
+    const std::string k = n->kind().toQualString();
+    jit::WithInsertPoint guard(n);
+    if (k == "aten::append") {
+      auto elems = elementsOf(g, n->input(1), tt, n);
+      for (size_t j = 0; j < m; ++j) g.insert(c10::aten::append, {lists[j], elems[j]})->node()->setSourceRange(n->sourceRange());
+      dead.push_back(n);
+    } else if (k == "aten::len") {
+      n->replaceInput(0, lists[0]);
+    } else {
+      std::vector<jit::Value*> parts;
+      for (size_t j = 0; j < m; ++j) parts.push_back(g.insert(c10::aten::__getitem__, {lists[j], n->input(1)}));
+      jit::Value* joined = construct(g, parts, tt);
+      joined->node()->insertBefore(n);
+      n->output()->replaceAllUsesWith(joined);
+      dead.push_back(n);
+    }
+  }
+  for (jit::Node* n : dead) n->destroy();
+  def->destroy();
+  return true;
+}
+
+int visitLists(jit::Graph& g, jit::Block* b) {
+  int split = 0;
+  std::vector<jit::Node*> defs;
+  for (jit::Node* n : b->nodes()) {
+    for (jit::Block* sb : n->blocks()) split += visitLists(g, sb);
+    if (n->kind() == c10::prim::ListConstruct) defs.push_back(n);
+  }
+  for (jit::Node* def : defs) split += splitTupleList(g, def) ? 1 : 0;
+  return split;
+}
+
 }  // namespace
 
 int splitCarriedTuples(jit::Graph& g) { return visit(g, g.block()); }
+
+int splitTupleLists(jit::Graph& g) { return visitLists(g, g.block()); }
 
 }  // namespace oxport

@@ -14,4 +14,11 @@ namespace oxport {
 // number of tuples split.
 int splitCarriedTuples(torch::jit::Graph& g);
 
+// A list of tuples of tensors made by a list literal (`pairs: List[Tuple[Tensor, Tensor]] = []`)
+// and used only by append, len and indexing (a greedy matcher appending `(row, col)` in a loop that
+// breaks on the data, then `for j, (r, c) in enumerate(pairs)`): one list per element, each read
+// back into a tuple where the list is indexed, so that lists of tensors carry them (ONNX sequences
+// inside loops). Returns the number of lists split.
+int splitTupleLists(torch::jit::Graph& g);
+
 }  // namespace oxport
