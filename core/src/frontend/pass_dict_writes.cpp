@@ -250,7 +250,13 @@ bool scalarizeDict(jit::Graph& g, jit::Node* def) {
   bool nested = false;
   for (const jit::Use& u : d->uses()) {
     if (isKeyedUse(u)) {
-      nested = nested || u.user->owningBlock() != b;
+      // Inside ifs and loops only (their outputs and carried values take the keys' states).
+      for (jit::Block* ub = u.user->owningBlock(); ub != b; ub = ub->owningNode()->owningBlock()) {
+        if (!ub->owningNode()) return false;
+        const auto k = ub->owningNode()->kind();
+        if (k != c10::prim::If && k != c10::prim::Loop) return false;
+        nested = true;
+      }
       continue;
     }
     if (u.user->owningBlock() != b) return false;
