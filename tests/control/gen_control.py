@@ -16,6 +16,7 @@ from script_patterns import (DataCheck, InterpPosEncoding, PerInstanceConv, PerL
 from loop_modules import ShiftedWindowMask
 from reverse_modules import ReverseLoopList
 from rank_loops import RankWhileUnsqueeze
+import decoder_loops
 
 
 class DataIf(torch.nn.Module):
@@ -152,14 +153,15 @@ class SizesListArithmetic(torch.nn.Module):
 
 
 class DictLookup(torch.nn.Module):
-    """A dict of tensors mutated on a data-dependent branch, then read: refused in script mode, the
-    example's path in trace mode."""
+    """A dict given a key on a data-dependent branch, then returned whole: refused in script mode,
+    the example's path in trace mode. (Reads and writes at constant keys are scalarized instead:
+    decoder_loops.py's dict_branch_writes.)"""
 
-    def forward(self, x):
+    def forward(self, x) -> Dict[str, torch.Tensor]:
         d: Dict[str, torch.Tensor] = {"a": x}
         if x.sum() > 0:
-            d["a"] = x * 2
-        return d["a"] + 1
+            d["b"] = x * 2
+        return d
 
 
 class ExportTimeFlags(torch.nn.Module):
@@ -699,6 +701,8 @@ LIST_CASES = [
     ("loop_carries_list", lambda: LoopCarriesList(), ["x"], [[R("lc0", 2, 3, seed=0)], [R("lc1", 4, 3, seed=1)]],
      {"x": [0]}, ["Loop", "ConcatFromSequence"]),
 ]
+
+LIST_CASES += decoder_loops.cases(T, A, R)
 
 # Issue 16's scripted patterns (script_patterns.py), at opsets 11 and 17: name, module factory, input
 # names, input sets, dynamic axes, warning codes the script export must give, optionally the ONNX ops

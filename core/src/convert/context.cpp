@@ -144,6 +144,19 @@ Result<std::vector<double>> Context::constDoubles(const Value* v) const {
 
 Result<std::vector<const Value*>> Context::listElements(const Value* v) {
   if (auto it = list_values_.find(v); it != list_values_.end()) return it->second;
+  if (auto it = lists_.find(v); it != lists_.end() && it->second.size() == v->elem_meta.size()) {
+    // A list an op made here (split, chunk, unbind, scripted: `torch.cat(parts[1:])`): values
+    // standing for its ONNX tensors, with the metas the example run saw. Made anew at each call, as
+    // the bindings of a subgraph are dropped when it ends.
+    std::vector<const Value*> out;
+    for (size_t i = 0; i < it->second.size(); ++i) {
+      Value* e = graph_.newValue(ts::ValueType::Tensor, v->name + "." + std::to_string(i));
+      e->meta = v->elem_meta[i];
+      bind(e, it->second[i]);
+      out.push_back(e);
+    }
+    return out;
+  }
   if (isSequence(v))
     return error("unsupported-form",
                  "list %" + v->name + " has a length that depends on the inputs (it is built in a loop or an if: "

@@ -234,6 +234,12 @@ Status convertUncheckedCast(Context& ctx, const Node& n) {
     OXPORT_ASSIGN(std::string l, ctx.intsTensor(v));
     return bindOut(ctx, n, l);
   }
+  if (v->type == ts::ValueType::List && ctx.isSequence(v)) {
+    // list(l) of a list built in a loop or an if: the same ONNX sequence
+    OXPORT_ASSIGN(std::string seq, ctx.sequence(v, listElemDType(v, {n.output(0)})));
+    ctx.bindSequence(n.output(0), seq);
+    return okStatus();
+  }
   if (v->type == ts::ValueType::List) {
     OXPORT_ASSIGN(auto l, ctx.tensorList(v));
     ctx.bindList(n.output(0), l);

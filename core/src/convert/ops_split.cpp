@@ -112,6 +112,15 @@ Status convertUnbind(Context& ctx, const Node& n) {
   OXPORT_ASSIGN(SplitInput in, splitInput(ctx, args, 1));
   const std::string& x = in.x;
   const int64_t dim = in.dim, len = in.len;
+  // The list has one tensor per element along dim, as many as in the example: a dynamic axis there
+  // (`for a, b in zip(x.unbind(0), y.unbind(0))` over a dynamic batch) is baked into the count.
+  if (len > 1 && ctx.axisMayVary(args.in("self", 0), static_cast<int>(dim)))
+    ctx.warn("baked-dynamic-size",
+             "unbind along axis " + std::to_string(dim) + ", whose size may change when the file runs, makes " +
+                 std::to_string(len) + " tensors (the example's count): the file splits into " + std::to_string(len) +
+                 " pieces at every size, and a loop over them runs " + std::to_string(len) + " times",
+             "index the tensor in a loop over range(x.size(" + std::to_string(dim) +
+                 ")) instead of unbinding it, or export with that axis fixed");
   auto parts = len == 1 ? std::vector<std::string>{x} : ctx.split(x, dim, std::vector<int64_t>(static_cast<size_t>(len), 1));
   for (auto& p : parts) p = ctx.squeeze(p, {dim});
   ctx.bindList(n.output(0), parts);

@@ -10,6 +10,7 @@
 #include "frontend/frontend_impl.h"
 #include "frontend/inline_calls.h"
 #include "frontend/pass_attribute_writes.h"
+#include "frontend/pass_carried_tuples.h"
 #include "frontend/pass_dict_writes.h"
 #include "frontend/pass_export_constants.h"
 #include "frontend/pass_list_mutation.h"
@@ -128,9 +129,12 @@ Result<FrontendResult> Frontend::run() {
   nested_refusal_ = lowerNestedFastPath(graph_, module_._ivalue(), options_.training);
   functionalizeViewWrites(*graph_, &state_warnings);  // y[:, i] = v and friends, before the mutation passes
   functionalizeDictWrites(*graph_);  // result["out"] = x: a new dict per write
+  splitTupleLists(*graph_);  // pairs.append((r, c)): a list per element
   removeNoopUncheckedCasts(graph_->block());
   // for _ in range(self.levels - 1): pyramid.append(...): a list of static length (its count is folded).
   unrollListBuildingLoops(*graph_);
+  // `return (a, b)` inside a loop, a tuple set in both branches: one carried value per element.
+  splitCarriedTuples(*graph_);
   jit::LowerSimpleTuples(graph_);
   try {
     // `[x.transpose(1, 0) for x in (query, key)]` (nn.MultiheadAttention, batch_first, query not
