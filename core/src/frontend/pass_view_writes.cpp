@@ -32,7 +32,7 @@ bool isInvertibleView(const jit::Node* n) {
       "aten::slice", "aten::select",  "aten::narrow",   "aten::view",    "aten::reshape", "aten::_reshape_alias",
       "aten::view_as", "aten::unsqueeze", "aten::squeeze", "aten::transpose", "aten::t",     "aten::permute",
       "aten::detach", "aten::alias",  "aten::flatten",  "aten::unflatten", "aten::swapaxes", "aten::swapdims",
-      "aten::movedim"};
+      "aten::movedim", "aten::diagonal"};
   return kinds.count(n->kind().toQualString()) != 0;
 }
 
@@ -97,6 +97,17 @@ jit::Value* functionalForm(jit::Graph& g, jit::Node* n, jit::Value* target) {
     return insert(g, "aten::expand_as", {src, target});
   }
   if (k == "aten::zero_") return insert(g, "aten::zeros_like", {target});
+  if (k == "aten::fill_diagonal_") {  // (self, fill_value, wrap): a matrix's; wrap matters for tall ones only
+    auto wrap = jit::toIValue(n->input(2));
+    if (!wrap || !wrap->isBool() || wrap->toBool()) return nullptr;
+    jit::Value* zero = g.insertConstant(int64_t(0));
+    jit::Value* one = g.insertConstant(int64_t(1));
+    // A matrix's only (an N-d one fills x[i, i, ..., i]): t() fails the example run on others; the
+    // main diagonal of t(target) is target's.
+    jit::Value* diag = insert(g, "aten::diagonal", {insert(g, "aten::t", {target}), zero, zero, one});
+    jit::Value* filled = insert(g, "aten::full_like", {diag, n->input(1)});
+    return insert(g, "aten::diagonal_scatter", {target, filled, zero, zero, one});
+  }
   // The functional overload with the same arguments (add_.Tensor -> add.Tensor, floor_divide_.Tensor
   // -> floor_divide): a node of the kind without '_' on the same inputs, kept only if an operator
   // matches their types exactly (no implicit Tensor -> Scalar conversion, which would pick
@@ -134,6 +145,8 @@ jit::Value* scatterBack(jit::Graph& g, jit::Node* v, jit::Value* updated) {
     return insert(g, "aten::transpose", {updated, v->input(1), v->input(2)});
   if (k == "aten::movedim") return insert(g, "aten::movedim", {updated, v->input(2), v->input(1)});
   if (k == "aten::t") return insert(g, "aten::t", {updated});
+  if (k == "aten::diagonal")
+    return insert(g, "aten::diagonal_scatter", {parent, updated, v->input(1), v->input(2), v->input(3)});
   if (k == "aten::permute") {
     auto dims = jit::toIValue(v->input(1));
     if (!dims || !dims->isIntList()) return nullptr;
@@ -446,7 +459,10 @@ bool rewrite(jit::Graph& g, jit::Node* n, Carried& carried, WriteWarnings& warni
   if (!carriable(n->owningBlock(), home)) return false;
   // A write into a whole tensor of this block, with no view of it read afterwards, is left to
   // TorchScript's RemoveTensorMutation.
-  if (chain.empty() && home == n->owningBlock() && !aliasReadAfter(base, n) && !changesDtype(n)) return false;
+  // fill_diagonal_ has no out-of-place op: it is always rewritten (or refused).
+  if (chain.empty() && home == n->owningBlock() && !aliasReadAfter(base, n) && !changesDtype(n) &&
+      n->kind().toQualString() != std::string("aten::fill_diagonal_"))
+    return false;
 
   // Does the call read the tensor other than through this write (a later call would see the write)?
   bool read_elsewhere = false;
