@@ -34,6 +34,7 @@ from probe_zoo_vision5_seg import VISION5_SEG  # noqa: E402
 from probe_zoo_vision5_tokens import VISION5_TOKENS  # noqa: E402
 from probe_zoo_vision5_gen import VISION5_GEN  # noqa: E402
 from probe_zoo_script7 import SCRIPT7  # noqa: E402
+from probe_zoo_views6 import VIEWS6  # noqa: E402
 
 MODELS = NLP_DET + VISION + OPS5 + SEQ2 + SPECTRAL + VISION2 + GEN3
 MODELS += VISION3
@@ -41,6 +42,7 @@ MODELS += NLP4
 MODELS += QUANT5
 MODELS += VISION5 + VISION5_TOKENS + VISION5_B + VISION5_GEN + VISION5_SEG
 MODELS += SCRIPT7
+MODELS += VIEWS6
 
 
 def save(model, mode, inputs, path):

@@ -78,6 +78,8 @@ CASES = [
     case("slice_negative", lambda x: x[..., -3:], [T(2, 9)], dynamic={0: [0]}),
     case("select", lambda x: x[:, 1], [T(2, 4, 3)]),
     case("narrow", lambda x: x.narrow(1, 1, 2), [T(2, 4, 3)]),
+    case("narrow_dynamic_start", lambda x: x.narrow(1, x.size(1) - 2, 2) + x.narrow(1, -x.size(0), 1),
+         [T(2, 5, 3)], opsets=(10, 11, 17), dynamic={0: [0, 1]}),
     case("expand", lambda x: x.expand(3, -1, 4), [T(1, 2, 1)]),
     case("size_arith", lambda x: x.reshape(x.shape[0] * x.shape[1], -1), [T(2, 3, 4)], dynamic={0: [0, 1]}),
     # flip / roll / repeat / tile / repeat_interleave

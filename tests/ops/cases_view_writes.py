@@ -234,11 +234,12 @@ class BufferRowWrite(torch.nn.Module):
 
 
 class WriteThroughDiagonal(torch.nn.Module):
-    """A write through diagonal(): no inverse view in the rewrite; refused, not exported wrong."""
+    """A write through the diagonals of a batch of matrices: written back with diagonal_scatter
+    (it was refused, inplace-view-write)."""
 
     def forward(self, x):
         y = x.clone()
-        y.diagonal().fill_(0.0)
+        y.diagonal(0, 1, 2).fill_(0.0)
         return y
 
 
@@ -284,8 +285,7 @@ CASES = [
          dynamic={0: [1], 1: [1]}),
     case("view_write_int", IntWrites(), [T(4, 5)], opsets=(9, 11, 17), dynamic={0: [0, 1]}),
     case("view_write_buffer_row", BufferRowWrite(), [T(4, 4)], opsets=(11, 17)),
-    case("view_write_diagonal_refused", WriteThroughDiagonal(), [T(3, 3)], opsets=(11,),
-         expect="error:inplace-view-write"),
+    case("view_write_batched_diagonal", WriteThroughDiagonal(), [T(2, 3, 3)], opsets=(11, 17), dynamic={0: [0]}),
     case("view_write_as_strided_refused", WriteThroughAsStrided(), [T(3, 4)], opsets=(11,),
          expect="error:inplace-view-write"),
 ]
@@ -311,4 +311,90 @@ CASES += [
          dynamic={0: [0, 1]}),
     case("view_write_inplace_compare_dtype_scripted", InplaceCompareKeepsDtype(), [T(3, 4)], script=True,
          opsets=(11, 17), dynamic={0: [0, 1]}),
+]
+
+
+class ListPieceWrites(torch.nn.Module):
+    """Pieces of unbind/chunk/split written in place, the tensor and a sibling piece read after
+    (YOLO-style `xy, wh = y.chunk(2, 1); xy.sigmoid_()`): each piece aliases its tensor. The write was
+    dropped: the file returned y unchanged."""
+
+    def forward(self, x):
+        y = x.clone()
+        a, b = y.unbind(1)[:2]
+        a.mul_(2.0)
+        b.add_(a)  # reads the written sibling
+        z = x.clone()
+        xy, wh = z.chunk(2, 0)  # uneven: ceil(n / 2) rows, then the rest
+        xy.sigmoid_()
+        wh.exp_()
+        w = x.clone()
+        p, q, r = w.split([1, 2, 1], dim=1)
+        p.zero_()
+        r.fill_(3.0)
+        return y, z, w, q + 0.0
+
+
+class WriteThenOtherView(torch.nn.Module):
+    """A write through one view of y, then a write through another view of y, then the first view
+    read: it sees both (it read the first write's scattered value, without the second)."""
+
+    def forward(self, x):
+        y = x.clone()
+        rows = y[1:]
+        cols = y[:, 1:]
+        rows[:, 0] = -1.0
+        cols.mul_(2.0)
+        r = y[0]
+        r.add_(1.0)
+        y.mul_(3.0)  # r is a view of y: tripled too
+        return rows + 0.0, y.t()[0] + 0.0, r + 0.0
+
+
+class NarrowFromSize(torch.nn.Module):
+    """narrow(...).copy_(src) at a start computed from the sizes (the converter wanted a constant)."""
+
+    def forward(self, x, src):
+        y = x.clone()
+        y.narrow(1, x.size(1) - src.size(1), src.size(1)).copy_(src)
+        return y
+
+
+CASES += [
+    case("view_write_list_pieces", ListPieceWrites(), [T(5, 4)], opsets=(11, 13, 17), dynamic={0: [0]}),
+    case("view_write_list_pieces_scripted", ListPieceWrites(), [T(5, 4)], script=True, opsets=(11, 17),
+         dynamic={0: [0]}),
+    case("view_write_then_other_view", WriteThenOtherView(), [T(3, 4)], opsets=(9, 11, 17), dynamic={0: [0, 1]}),
+    case("view_write_then_other_view_scripted", WriteThenOtherView(), [T(3, 4)], script=True, opsets=(11, 17),
+         dynamic={0: [0, 1]}),
+    case("view_write_narrow_from_size", NarrowFromSize(), [T(3, 6), T(3, 2, seed=1)], opsets=(11, 17),
+         dynamic={0: [0, 1], 1: [0, 1]}),
+    case("view_write_narrow_from_size_scripted", NarrowFromSize(), [T(3, 6), T(3, 2, seed=1)], script=True,
+         opsets=(11, 17), dynamic={0: [0, 1], 1: [0, 1]}),
+]
+
+
+class MatrixDiagonalWrites(torch.nn.Module):
+    """Writes through a matrix's diagonals (cov.diagonal().add_(eps), fill_diagonal_, offsets, the
+    transposed form), wide and tall: diagonal_scatter. They were refused (inplace-view-write), and
+    fill_diagonal_ was kept as an ATen node (unverified)."""
+
+    def forward(self, x):
+        y = x.clone()
+        y.diagonal().add_(10.0)
+        y.diagonal(1).mul_(-2.0)
+        y.diagonal(-1).fill_(7.0)
+        y.diagonal(1, 1, 0).sub_(100.0)  # the transposed matrix's first superdiagonal: x[i + 1, i]
+        t = x.t().clone()
+        t.fill_diagonal_(-5.0)
+        return y, t
+
+
+CASES += [
+    case("view_write_matrix_diagonals", MatrixDiagonalWrites(), [T(3, 5)], opsets=(11, 13, 17),
+         dynamic={0: [0, 1]}),
+    case("view_write_matrix_diagonals_tall", MatrixDiagonalWrites(), [T(5, 3)], opsets=(11, 17),
+         dynamic={0: [0, 1]}),
+    case("view_write_matrix_diagonals_scripted", MatrixDiagonalWrites(), [T(4, 4)], script=True, opsets=(11, 17),
+         dynamic={0: [0, 1]}),
 ]

@@ -244,9 +244,20 @@ Status convertNarrow(Context& ctx, const Node& n) {
   OXPORT_ASSIGN(std::string x, ctx.tensor(args.in("self", 0)));
   const int rank = ctx.rank(args.in("self", 0));
   OXPORT_ASSIGN(int64_t dim, ctx.constInt(args.in("dim", 1)));
+  dim = ctx.normDim(dim, rank);
+  if (!ctx.maybeInt(args.in("start", 2)) || !ctx.maybeInt(args.in("length", 3))) {
+    // x.narrow(1, x.size(1) - n, n): bounds from the inputs; a negative start counts from the end.
+    if (ctx.opset() < 10) return ctx.needsOpset(10, "narrow with a start or length computed from the inputs");
+    OXPORT_ASSIGN(std::string s, ctx.tensorOfType(args.in("start", 2), DType::Int64));
+    OXPORT_ASSIGN(std::string len, ctx.tensorOfType(args.in("length", 3), DType::Int64));
+    s = ctx.reshape(s, {1});
+    std::string size = ctx.emit1("Gather", {ctx.shapeOf(x), ctx.constInt64s({dim})});
+    s = ctx.emit1("Where", {ctx.emit1("Less", {s, ctx.constInt64s({0})}), ctx.emit1("Add", {s, size}), s});
+    std::string end = ctx.emit1("Add", {s, ctx.reshape(len, {1})});
+    return bindOut(ctx, n, ctx.emit1("Slice", {x, s, end, ctx.constInt64s({dim})}));
+  }
   OXPORT_ASSIGN(int64_t start, ctx.constInt(args.in("start", 2)));
   OXPORT_ASSIGN(int64_t length, ctx.constInt(args.in("length", 3)));
-  dim = ctx.normDim(dim, rank);
   if (start < 0) start += ctx.meta(args.in("self", 0)).shape.at(static_cast<size_t>(dim));
   return bindOut(ctx, n, ctx.slice(x, {start}, {start + length}, {dim}));
 }

@@ -32,7 +32,7 @@ bool isInvertibleView(const jit::Node* n) {
       "aten::slice", "aten::select",  "aten::narrow",   "aten::view",    "aten::reshape", "aten::_reshape_alias",
       "aten::view_as", "aten::unsqueeze", "aten::squeeze", "aten::transpose", "aten::t",     "aten::permute",
       "aten::detach", "aten::alias",  "aten::flatten",  "aten::unflatten", "aten::swapaxes", "aten::swapdims",
-      "aten::movedim"};
+      "aten::movedim", "aten::diagonal"};
   return kinds.count(n->kind().toQualString()) != 0;
 }
 
@@ -97,6 +97,17 @@ jit::Value* functionalForm(jit::Graph& g, jit::Node* n, jit::Value* target) {
     return insert(g, "aten::expand_as", {src, target});
   }
   if (k == "aten::zero_") return insert(g, "aten::zeros_like", {target});
+  if (k == "aten::fill_diagonal_") {  // (self, fill_value, wrap): a matrix's; wrap matters for tall ones only
+    auto wrap = jit::toIValue(n->input(2));
+    if (!wrap || !wrap->isBool() || wrap->toBool()) return nullptr;
+    jit::Value* zero = g.insertConstant(int64_t(0));
+    jit::Value* one = g.insertConstant(int64_t(1));
+    // A matrix's only (an N-d one fills x[i, i, ..., i]): t() fails the example run on others; the
+    // main diagonal of t(target) is target's.
+    jit::Value* diag = insert(g, "aten::diagonal", {insert(g, "aten::t", {target}), zero, zero, one});
+    jit::Value* filled = insert(g, "aten::full_like", {diag, n->input(1)});
+    return insert(g, "aten::diagonal_scatter", {target, filled, zero, zero, one});
+  }
   // The functional overload with the same arguments (add_.Tensor -> add.Tensor, floor_divide_.Tensor
   // -> floor_divide): a node of the kind without '_' on the same inputs, kept only if an operator
   // matches their types exactly (no implicit Tensor -> Scalar conversion, which would pick
@@ -134,6 +145,8 @@ jit::Value* scatterBack(jit::Graph& g, jit::Node* v, jit::Value* updated) {
     return insert(g, "aten::transpose", {updated, v->input(1), v->input(2)});
   if (k == "aten::movedim") return insert(g, "aten::movedim", {updated, v->input(2), v->input(1)});
   if (k == "aten::t") return insert(g, "aten::t", {updated});
+  if (k == "aten::diagonal")
+    return insert(g, "aten::diagonal_scatter", {parent, updated, v->input(1), v->input(2), v->input(3)});
   if (k == "aten::permute") {
     auto dims = jit::toIValue(v->input(1));
     if (!dims || !dims->isIntList()) return nullptr;
@@ -314,6 +327,115 @@ std::optional<std::string> mergeAttributeReads(jit::Graph& g, jit::Value* base, 
   return key;
 }
 
+// The ints of a constant list or of a ListConstruct of constants (a traced split's sizes).
+std::optional<std::vector<int64_t>> constInts(jit::Value* v) {
+  if (auto iv = jit::toIValue(v)) {
+    if (iv->isIntList()) return iv->toIntVector();
+    return std::nullopt;
+  }
+  if (v->node()->kind() != c10::prim::ListConstruct) return std::nullopt;
+  std::vector<int64_t> out;
+  for (jit::Value* in : v->node()->inputs()) {
+    auto iv = jit::toIValue(in);
+    if (!iv || !iv->isInt()) return std::nullopt;
+    out.push_back(iv->toInt());
+  }
+  return out;
+}
+
+// A piece of unbind/split/split_with_sizes/chunk (by prim::ListUnpack or list[i], also through a list
+// slice with constant bounds) aliases the tensor it came from, as a view does: `xy, wh = y.chunk(2, 1);
+// xy.sigmoid_()` writes into y. The piece's uses are pointed at the same view made explicitly
+// (select, or slice with the piece's bounds, inserted after the piece), which this pass can scatter
+// back through; returns it, or nullptr when `v` is no such piece or its bounds are not known.
+jit::Value* listPieceAsView(jit::Graph& g, jit::Value* v) {
+  jit::Node* u = v->node();
+  jit::Value* list = nullptr;
+  int64_t idx = 0;
+  if (u->kind() == c10::prim::ListUnpack) {
+    list = u->input();
+    idx = static_cast<int64_t>(v->offset());
+  } else if (u->kind() == c10::aten::__getitem__ && u->inputs().size() == 2 && u->input(0)->type()->cast<c10::ListType>()) {
+    auto i = jit::toIValue(u->input(1));
+    if (!i || !i->isInt() || i->toInt() < 0) return nullptr;
+    list = u->input(0);
+    idx = i->toInt();
+  } else {
+    return nullptr;
+  }
+  while (list->node()->kind() == c10::aten::slice && list->type()->cast<c10::ListType>()) {
+    jit::Node* sl = list->node();
+    auto start = jit::toIValue(sl->input(1));
+    auto step = jit::toIValue(sl->input(3));
+    if (!start || !step || !step->isInt() || step->toInt() < 1) return nullptr;
+    const int64_t s0 = start->isNone() ? 0 : start->toInt();
+    if (s0 < 0) return nullptr;
+    idx = s0 + idx * step->toInt();
+    list = sl->input(0);
+  }
+  jit::Node* src = list->node();
+  const std::string k = src->kind().toQualString();
+  if (src->inputs().empty() || !src->input(0)->type()->cast<c10::TensorType>()) return nullptr;
+  jit::Value* self = src->input(0);
+  jit::WithInsertPoint guard(u->next());
+  jit::Value* view = nullptr;
+  auto sliceOf = [&](jit::Value* dim, jit::Value* start, jit::Value* end) {
+    return insert(g, "aten::slice", {self, dim, start, end, g.insertConstant(int64_t(1))});
+  };
+  if (k == "aten::unbind" && src->inputs().size() == 2) {
+    view = insert(g, "aten::select", {self, src->input(1), g.insertConstant(idx)});
+  } else if ((k == "aten::split" || k == "aten::split_with_sizes" || k == "aten::chunk") && src->inputs().size() == 3) {
+    jit::Value* dim = src->input(2);
+    auto sizes = constInts(src->input(1));
+    if (k != "aten::chunk" && sizes) {  // split sizes: the piece's bounds are constants
+      const std::vector<int64_t>& sz = *sizes;
+      if (idx >= static_cast<int64_t>(sz.size())) return nullptr;
+      int64_t start = 0;
+      for (int64_t i = 0; i < idx; ++i) start += sz[static_cast<size_t>(i)];
+      view = sliceOf(dim, g.insertConstant(start), g.insertConstant(start + sz[static_cast<size_t>(idx)]));
+    } else if (src->input(1)->type()->kind() == c10::TypeKind::IntType) {
+      // split(size) pieces are `size` long; chunk(n)'s are ceil(dim_size / n); the last one ends at
+      // the axis' end, which slice's clamping gives.
+      jit::Value* len = src->input(1);
+      if (k == "aten::chunk") {
+        jit::Value* n_minus_1 = insert(g, "aten::sub", {len, g.insertConstant(int64_t(1))});
+        jit::Value* dim_size = insert(g, "aten::size", {self, dim});
+        len = insert(g, "aten::floordiv", {insert(g, "aten::add", {dim_size, n_minus_1}), len});
+      }
+      view = sliceOf(dim, insert(g, "aten::mul", {len, g.insertConstant(idx)}),
+                     insert(g, "aten::mul", {len, g.insertConstant(idx + 1)}));
+    }
+  }
+  if (!view) return nullptr;
+  view->setType(v->type());
+  v->replaceAllUsesWith(view);
+  return view;
+}
+
+// Before any rewrite: every piece of a list that an in-place op writes into (through views) becomes
+// its explicit view, its siblings too, so that a write into one piece is seen by the others, which
+// the rewrite then reads from the new base as it does any alias made before the write.
+void piecesAsViews(jit::Graph& g, jit::Block* b) {
+  for (jit::Node* n : b->nodes()) {
+    for (jit::Block* sb : n->blocks()) piecesAsViews(g, sb);
+    if (!isInplace(n) || n->inputs().empty()) continue;
+    for (jit::Value* v = n->input(0);; v = v->node()->input(0)) {
+      jit::Node* u = v->node();
+      if (u->kind() == c10::prim::ListUnpack) {
+        std::vector<jit::Value*> pieces(u->outputs().begin(), u->outputs().end());
+        for (jit::Value* p : pieces)
+          if (p->hasUses()) {
+            jit::Value* view = listPieceAsView(g, p);
+            if (p == v && view) v = view;
+          }
+      } else if (jit::Value* view = listPieceAsView(g, v)) {
+        v = view;
+      }
+      if (!isViewOp(v->node())) break;
+    }
+  }
+}
+
 // Rewrites the write `n` if it can; returns whether it did.
 // The warning about each module tensor written through a view, by its key (one per tensor).
 using WriteWarnings = std::map<std::string, Diagnostic>;
@@ -322,19 +444,25 @@ bool rewrite(jit::Graph& g, jit::Node* n, Carried& carried, WriteWarnings& warni
   jit::Value* target = n->input(0);
   std::vector<jit::Node*> chain;  // innermost (producing target) first
   jit::Value* base = target;
-  while (isViewOp(base->node())) {
+  for (;;) {
+    if (jit::Value* piece = listPieceAsView(g, base)) base = piece;
+    if (!isViewOp(base->node())) break;
     jit::Node* v = base->node();
     if (!isInvertibleView(v)) return false;
     chain.push_back(v);
     base = v->input(0);
   }
+  target = n->input(0);  // a list piece it was is now its explicit view
   jit::Block* home = base->node()->owningBlock();
   // A base from an outer block (a tensor a loop body or a branch writes into) gets its new value
   // carried out through the If and Loop nodes in between; other blocks keep the refusal.
   if (!carriable(n->owningBlock(), home)) return false;
   // A write into a whole tensor of this block, with no view of it read afterwards, is left to
   // TorchScript's RemoveTensorMutation.
-  if (chain.empty() && home == n->owningBlock() && !aliasReadAfter(base, n) && !changesDtype(n)) return false;
+  // fill_diagonal_ has no out-of-place op: it is always rewritten (or refused).
+  if (chain.empty() && home == n->owningBlock() && !aliasReadAfter(base, n) && !changesDtype(n) &&
+      n->kind().toQualString() != std::string("aten::fill_diagonal_"))
+    return false;
 
   // Does the call read the tensor other than through this write (a later call would see the write)?
   bool read_elsewhere = false;
@@ -357,20 +485,34 @@ bool rewrite(jit::Graph& g, jit::Node* n, Carried& carried, WriteWarnings& warni
       warnings.emplace(*key, atNode(w, n));
     }
   }
-  std::unordered_map<jit::Value*, jit::Value*> new_value{{target, updated}};
   jit::Value* cur = updated;
   for (jit::Node* v : chain) {
     cur = scatterBack(g, v, cur);
     if (!cur) return false;
-    new_value[v->input(0)] = cur;
   }
   // Reads after the write see the new values: the base, every view in the chain, the op's own
-  // result, and aliases of any of them made before the write.
+  // result, and aliases of any of them made before the write. The views in the chain are made
+  // again from the new base (not bound to the scattered values), so that they stay views of it:
+  // a later write into the base or through another view of it reaches them too.
+  std::unordered_map<jit::Value*, jit::Value*> new_value{{base, cur}};
+  std::vector<jit::Node*> remade;
+  jit::Value* parent = cur;
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+    jit::Node* v = *it;
+    jit::Value* old_parent = v->input(0);
+    jit::Node* copy = g.createClone(v, [&](jit::Value* in) { return in == old_parent ? parent : in; });
+    g.insertNode(copy);
+    remade.push_back(copy);
+    new_value[v->output()] = copy->output();
+    parent = copy->output();
+  }
   std::unordered_set<jit::Node*> skip(chain.begin(), chain.end());
   skip.insert(n);
   for (auto& [old_v, new_v] : new_value) replaceUsesAfter(old_v, new_v, n);
   for (auto& [old_v, new_v] : new_value) replayAliases(g, old_v, new_v, n, n, skip);
-  n->output()->replaceAllUsesWith(updated);
+  n->output()->replaceAllUsesWith(parent);
+  for (auto it = remade.rbegin(); it != remade.rend(); ++it)  // innermost first: the unread ones go
+    if (!(*it)->output()->hasUses()) (*it)->destroy();
   jit::Block* b = n->owningBlock();
   n->destroy();
   if (b != home) carryOut(g, b, base, cur, carried);
@@ -394,6 +536,7 @@ int rewriteBlock(jit::Graph& g, jit::Block* b, Carried& carried, WriteWarnings& 
 int functionalizeViewWrites(jit::Graph& g, std::vector<Diagnostic>* warnings) {
   Carried carried;
   WriteWarnings found;
+  piecesAsViews(g, g.block());
   const int count = rewriteBlock(g, g.block(), carried, found);
   if (warnings)
     for (auto& [key, w] : found) warnings->push_back(std::move(w));
