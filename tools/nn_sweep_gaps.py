@@ -8,11 +8,6 @@ NN_SWEEP = [
     ("F.dropout / F.rrelu with training=True, F.gumbel_softmax", "random", "they draw random numbers on every "
      "call; the export cannot match libtorch's generator (dropout: ONNX Dropout in training mode; rrelu, "
      "gumbel: kept as custom nodes). Export the model in eval or pass the noise in as an input"),
-    ("F.gaussian_nll_loss (scripted)", "refused (no-kernel)", "its `with torch.no_grad()` block records "
-     "prim::CreateObject in a scripted graph, which the frontend cannot run yet; traced converts"),
-    ("nn.EmbeddingBag with per_sample_weights (scripted)", "refused (unsupported-op aten::format)",
-     "the string formatting of an error message on a branch that does not run is not removed from the "
-     "scripted graph (frontend); traced converts"),
     ("nn.CrossMapLRN2d, nn.SyncBatchNorm (CPU)", "PyTorch's limit", "CrossMapLRN2d is a Python autograd "
      "Function (neither traces nor scripts); SyncBatchNorm raises on CPU tensors. Use nn.LocalResponseNorm / "
      "nn.BatchNorm (torch.nn.SyncBatchNorm.convert_sync_batchnorm's inverse) for export"),
