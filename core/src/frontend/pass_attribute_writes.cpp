@@ -158,7 +158,7 @@ class AttributeWrites {
     jit::WithInsertPoint guard(at);
     jit::Value* v = rootOf(key);
     size_t start = isCreatedKey(key) ? key.find('.') + 1 : 0;
-    for (size_t dot = key.find('.'); ; dot = key.find('.', start)) {
+    for (size_t dot = key.find('.', start); ; dot = key.find('.', start)) {
       v = g_.insertGetAttr(v, key.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
       if (dot == std::string::npos) break;
       start = dot + 1;
