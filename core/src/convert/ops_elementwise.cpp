@@ -8,6 +8,7 @@
 #include "convert/args.h"
 #include "convert/registry.h"
 #include "convert/sequence.h"
+#include "convert/number_list.h"
 #include "convert/util.h"
 
 namespace oxport::convert {
@@ -115,19 +116,9 @@ ConvertFn extremumOp(bool is_max) {
 // result's dtype, reduced to a 0-d value.
 Status listExtremum(Context& ctx, const Node& n, bool is_max) {
   const DType dt = n.output(0)->meta.dtype;
-  std::string all;
-  if (dt == DType::Int64) {  // also a list of sizes or a slice of one, kept as a tensor
-    OXPORT_ASSIGN(all, ctx.intsTensor(n.input(0)));
-  } else {
-    OXPORT_ASSIGN(auto elems, ctx.listElements(n.input(0)));
-    std::vector<std::string> parts;
-    for (const Value* e : elems) {
-      OXPORT_ASSIGN(std::string t, ctx.tensorOfType(e, dt));
-      parts.push_back(ctx.reshape(t, {1}));
-    }
-    if (parts.empty()) return ctx.error("bad-argument", std::string(is_max ? "max" : "min") + "() of an empty list");
-    all = parts.size() == 1 ? parts[0] : ctx.emit1("Concat", parts, {attrInt("axis", 0)});
-  }
+  // An int list may be a list of sizes or a slice of one, kept as a tensor.
+  OXPORT_ASSIGN(std::string all, numberListTensor(ctx, n.input(0), dt));
+  if (all.empty()) return ctx.error("bad-argument", std::string(is_max ? "max" : "min") + "() of an empty list");
   return bindOut(ctx, n, reduceOver(ctx, is_max ? "ReduceMax" : "ReduceMin", all, {0}, false));
 }
 

@@ -8,6 +8,7 @@
 #include "convert/args.h"
 #include "convert/registry.h"
 #include "convert/scatter_accumulate.h"
+#include "convert/number_list.h"
 #include "convert/util.h"
 
 namespace oxport::convert {
@@ -367,21 +368,11 @@ std::vector<int64_t> torchLayout(const Indexing& ix, int out_rank) {
 // holding v. (libtorch raises when there is none; the file gives 0 there.)
 Status listIndexOf(Context& ctx, const Node& n) {
   const Value* list = n.input(0);
-  std::string all;
-  DType dt = DType::Int64;
-  if (list->elem_type == ts::ValueType::Int) {
-    OXPORT_ASSIGN(all, ctx.intsTensor(list));
-  } else {
-    dt = list->elem_type == ts::ValueType::Float ? DType::Float64 : DType::Bool;
-    OXPORT_ASSIGN(auto elems, ctx.listElements(list));
-    std::vector<std::string> parts;
-    for (const Value* e : elems) {
-      OXPORT_ASSIGN(std::string t, ctx.tensorOfType(e, dt));
-      parts.push_back(ctx.reshape(t, {1}));
-    }
-    if (parts.empty()) return ctx.error("bad-argument", "index() of an empty list");
-    all = parts.size() == 1 ? parts[0] : ctx.emit1("Concat", parts, {attrInt("axis", 0)});
-  }
+  const DType dt = list->elem_type == ts::ValueType::Int     ? DType::Int64
+                   : list->elem_type == ts::ValueType::Float ? DType::Float64
+                                                             : DType::Bool;
+  OXPORT_ASSIGN(std::string all, numberListTensor(ctx, list, dt));
+  if (all.empty()) return ctx.error("bad-argument", "index() of an empty list");
   OXPORT_ASSIGN(std::string v, ctx.tensorOfType(n.input(1), dt));
   std::string hit = ctx.cast(ctx.emit1("Equal", {all, v}), DType::Int32);
   return bindOut(ctx, n, ctx.emit1("ArgMax", {hit}, {attrInt("axis", 0), attrInt("keepdims", 0)}));

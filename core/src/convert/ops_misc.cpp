@@ -2,6 +2,7 @@
 #include "convert/args.h"
 #include "convert/registry.h"
 #include "convert/sequence.h"
+#include "convert/number_list.h"
 #include "convert/util.h"
 
 namespace oxport::convert {
@@ -58,19 +59,8 @@ Status getNumberAt(Context& ctx, const Node& n, const Value* list, const Value* 
   const DType dt = list->elem_type == ts::ValueType::Int    ? DType::Int64
                    : list->elem_type == ts::ValueType::Bool ? DType::Bool
                                                             : DType::Float32;
-  std::string table;
-  if (dt == DType::Int64) {
-    OXPORT_ASSIGN(table, ctx.intsTensor(list));
-  } else {
-    OXPORT_ASSIGN(auto elems, ctx.listElements(list));
-    std::vector<std::string> parts;
-    for (const Value* e : elems) {
-      OXPORT_ASSIGN(std::string s, ctx.tensorOfType(e, dt));
-      parts.push_back(ctx.reshape(s, {1}));
-    }
-    if (parts.empty()) return ctx.error("bad-argument", "indexing an empty list");
-    table = parts.size() == 1 ? parts.front() : ctx.emit1("Concat", parts, {attrInt("axis", 0)});
-  }
+  OXPORT_ASSIGN(std::string table, numberListTensor(ctx, list, dt));
+  if (table.empty()) return ctx.error("bad-argument", "indexing an empty list");
   OXPORT_ASSIGN(std::string i, ctx.tensorOfType(index, DType::Int64));
   i = ctx.reshape(i, {});
   if (ctx.opset() < 11) {

@@ -7,6 +7,7 @@
 
 #include "convert/args.h"
 #include "convert/registry.h"
+#include "convert/number_list.h"
 #include "convert/util.h"
 
 namespace oxport::convert {
@@ -78,19 +79,8 @@ bool scalarInput(Context& ctx, const Node& n) { return ctx.rank(Args(ctx, n).in(
 Status sumOfList(Context& ctx, const Node& n) {
   const Value* list = n.input(0);
   const DType dt = n.output(0)->meta.dtype;
-  std::string all;
-  if (list->elem_type == ts::ValueType::Int && dt == DType::Int64) {
-    OXPORT_ASSIGN(all, ctx.intsTensor(list));
-  } else {
-    OXPORT_ASSIGN(auto elems, ctx.listElements(list));
-    std::vector<std::string> parts;
-    for (const Value* e : elems) {
-      OXPORT_ASSIGN(std::string t, ctx.tensorOfType(e, dt));
-      parts.push_back(ctx.reshape(t, {1}));
-    }
-    if (parts.empty()) return bindOut(ctx, n, ctx.constScalar(0.0, dt));
-    all = parts.size() == 1 ? parts[0] : ctx.emit1("Concat", parts, {attrInt("axis", 0)});
-  }
+  OXPORT_ASSIGN(std::string all, numberListTensor(ctx, list, dt));
+  if (all.empty()) return bindOut(ctx, n, ctx.constScalar(0.0, dt));
   return bindOut(ctx, n, reduceOver(ctx, "ReduceSum", all, {0}, false));
 }
 
